@@ -1,0 +1,50 @@
+// Matrix products of quantised weights with float activations, on the CPU.
+//
+// A weight matrix has `rows` output features; each row holds `cols` values in
+// GGML's block format `type` (for Q4_K, cols/256 blocks of 144 bytes). The
+// activations are quantised once per call to the format the weight type's dot
+// product wants (Q8_0-style blocks of 32 for Q4_0/Q4_1/Q5_0/Q5_1/Q8_0,
+// Q8_K-style blocks of 256 for the K-quants), then each thread takes a range of
+// rows and multiplies them with every token, so a weight row is read from memory
+// once per call however many tokens there are.
+//
+// Dispatch: AVX-512 VNNI, AVX2+FMA or scalar, chosen once at start-up from
+// cpuid (KESTREL_CPU_ISA=scalar|avx2|avx512 forces a path, for tests).
+#pragma once
+
+#include "ggml_types.h"
+#include "thread_pool.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kestrel::kernels {
+
+struct WeightMatrix {
+    GgmlType type = GgmlType::F32;
+    const void* data = nullptr;  // rows * rowBytes bytes
+    int64_t rows = 0;
+    int64_t cols = 0;
+    size_t rowBytes = 0;
+};
+
+// y[t * rows + r] = sum_c W[r][c] * x[t * cols + c]  for t < tokens.
+// Preconditions (checked by the caller at load): cols is a whole number of blocks.
+void matmul(const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool);
+
+// The same product computed the slow, obvious way in double precision after
+// dequantising: the reference the fast paths are tested against.
+void matmulReference(const WeightMatrix& w, const float* x, int64_t tokens, float* y);
+
+// Dequantise `n` values (a whole number of blocks) of one row.
+void dequantizeRow(GgmlType type, const void* src, float* dst, int64_t n);
+
+// Quantise `n` floats into `type` blocks (round-to-nearest as ggml's reference
+// quantisers do). Used by tests and `kestrel-cli synth`. Returns false for a
+// type without a quantiser.
+bool quantizeRow(GgmlType type, const float* src, void* dst, int64_t n);
+
+// The instruction set the dispatcher picked: "avx512vnni", "avx2" or "scalar".
+const char* activeIsa();
+
+}  // namespace kestrel::kernels
