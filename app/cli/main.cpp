@@ -1,1 +1,47 @@
-int main() { return 0; }
+// kestrel-cli: the engine from a terminal. Its output formats are a contract
+// that tests and tools rely on: stdout carries only the requested result,
+// everything else (progress, statistics) goes to stderr.
+#include "commands.h"
+
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+
+namespace {
+
+struct Command {
+    std::string_view name;
+    int (*run)(int, char**);
+    std::string_view usage;
+};
+
+constexpr Command kCommands[] = {
+    {"generate", kestrel::cli::runGenerate,
+     "generate -m FILE -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--min-p P]\n"
+     "           [--repeat-penalty R] [--seed S] [--threads K] [--device D] [--tokens]\n"
+     "           [--stop STR] [--ctx N]   continue the raw prompt (no chat template)"},
+    {"tokenize", kestrel::cli::runTokenize, "tokenize -m FILE TEXT [--no-special]   print token ids"},
+    {"bench", kestrel::cli::runBench,
+     "bench -m FILE [-p 512] [-n 128] [--threads K] [--device D] [--repeat R] [--json]"},
+    {"info", kestrel::cli::runInfo, "info -m FILE   architecture, hyperparameters, tensor types, memory"},
+    {"chat", kestrel::cli::runChat,
+     "chat [-m FILE] [--system TEXT] [--temp T] [--seed S] [--threads K] [-n N]   terminal chat"},
+};
+
+int printUsage(FILE* out) {
+    std::fprintf(out, "usage: kestrel-cli COMMAND [OPTIONS]\n\ncommands:\n");
+    for (const auto& c : kCommands) std::fprintf(out, "  %.*s\n", int(c.usage.size()), c.usage.data());
+    return out == stdout ? 0 : 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) return printUsage(stderr);
+    const std::string_view name = argv[1];
+    if (name == "-h" || name == "--help" || name == "help") return printUsage(stdout);
+    for (const auto& c : kCommands)
+        if (c.name == name) return c.run(argc, argv);
+    std::fprintf(stderr, "kestrel-cli: unknown command '%s'\n", argv[1]);
+    return printUsage(stderr);
+}

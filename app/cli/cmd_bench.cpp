@@ -1,0 +1,88 @@
+// kestrel-cli bench: prefill and decode speed, and the memory bandwidth the
+// decode reaches (weights read per token x tokens per second). Each number is
+// the median of --repeat runs; one warm-up run is not counted.
+#include "commands.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <numeric>
+#include <vector>
+
+namespace kestrel::cli {
+namespace {
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+// A prompt of ordinary tokens: ids from the middle of the vocabulary, so no
+// control token ends or bends the run.
+std::vector<TokenId> benchPrompt(const Model& model, int32_t n) {
+    std::vector<TokenId> tokens(size_t(n));
+    const int32_t vocab = model.info().vocabSize;
+    for (int32_t i = 0; i < n; ++i) tokens[size_t(i)] = 1000 + (i * 7919) % std::max(1, vocab / 2);
+    return tokens;
+}
+
+}  // namespace
+
+int runBench(int argc, char** argv) {
+    auto flags = modelFlags();
+    flags.push_back({"-p", "--prompt-tokens"});
+    flags.push_back({"-n", "--gen-tokens"});
+    flags.push_back({"-r", "--repeat"});
+    Args args(flags, {{"--json"}});
+    if (!args.parse(argc, argv, 2)) return usageError("bench", args.error());
+    auto promptTokens = args.integer("--prompt-tokens", 512);
+    auto genTokens = args.integer("--gen-tokens", 128);
+    auto repeat = args.integer("--repeat", 3);
+    if (!promptTokens || !genTokens || !repeat) return usageError("bench", args.error());
+    if (*promptTokens < 1 || *genTokens < 1 || *repeat < 1) return usageError("bench", "-p, -n and -r must be >= 1");
+
+    auto model = loadModel(args, false);
+    if (!model) return 1;
+    SessionOptions options;
+    options.contextLength = int32_t(*promptTokens + *genTokens + 1);
+    options.batchSize = int32_t(std::min<long long>(*promptTokens, 512));
+    auto session = Session::create(model, options);
+    if (!session) return runtimeError(session.status());
+
+    const auto prompt = benchPrompt(*model, int32_t(*promptTokens));
+    GenerateParams params;
+    params.sampling.temperature = 0.0f;
+    params.maxTokens = int32_t(*genTokens);
+    params.ignoreEndOfGeneration = true;
+
+    std::vector<double> prefill, decode;
+    for (long long run = 0; run <= *repeat; ++run) {
+        (*session)->reset();
+        auto result = (*session)->generate(prompt, params);
+        if (!result) return runtimeError(result.status());
+        if (run == 0) continue;  // warm-up: page cache, thread spin-up, allocator
+        prefill.push_back(result->promptTokens * 1000.0 / std::max(result->prefillMs, 1e-9));
+        if (result->tokens.size() > 1)
+            decode.push_back((result->tokens.size() - 1) * 1000.0 / std::max(result->decodeMs, 1e-9));
+    }
+    const double prefillTokS = median(prefill);
+    const double decodeTokS = median(decode);
+    const ModelInfo& info = model->info();
+    const double gbS = decodeTokS * double(info.weightBytesPerToken) / 1e9;
+
+    if (args.has("--json")) {
+        std::printf("{\"model\": \"%s\", \"backend\": \"%s\", \"prompt_tokens\": %lld, \"gen_tokens\": %lld, "
+                    "\"prefill_tok_s\": %.2f, \"decode_tok_s\": %.2f, \"gb_s\": %.3f, "
+                    "\"weight_bytes_per_token\": %llu, \"repeat\": %lld}\n",
+                    info.name.c_str(), info.backend.c_str(), *promptTokens, *genTokens, prefillTokS, decodeTokS,
+                    gbS, (unsigned long long)info.weightBytesPerToken, *repeat);
+    } else {
+        std::printf("model:    %s (%s, %s)\n", info.name.c_str(), info.fileType.c_str(), info.backend.c_str());
+        std::printf("prefill:  %8.1f tok/s  (%lld tokens)\n", prefillTokS, *promptTokens);
+        std::printf("decode:   %8.1f tok/s  (%lld tokens)\n", decodeTokS, *genTokens);
+        std::printf("weights:  %8.2f GB/s   (%.1f MB read per token)\n", gbS, info.weightBytesPerToken / 1e6);
+    }
+    return 0;
+}
+
+}  // namespace kestrel::cli

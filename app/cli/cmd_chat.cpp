@@ -1,0 +1,110 @@
+// kestrel-cli chat: a terminal chat. Each turn re-sends the whole
+// conversation; the session reuses the KV of everything already seen, so
+// only the new message is prefilled. Ctrl+C stops a reply; /reset starts
+// over; /exit or end of input quits.
+#include "commands.h"
+#include "kestrel/chat.h"
+#include "sampling_flags.h"
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+namespace kestrel::cli {
+namespace {
+
+Session* gChatSession = nullptr;
+void onInterrupt(int) {
+    if (gChatSession) gChatSession->cancel();
+}
+
+std::string defaultModelPath() {
+    const char* xdg = std::getenv("XDG_DATA_HOME");
+    const char* home = std::getenv("HOME");
+    std::string base = xdg && *xdg ? xdg : std::string(home ? home : ".") + "/.local/share";
+    return base + "/kestrel/models/SmolLM2-135M-Instruct.Q4_1.gguf";
+}
+
+}  // namespace
+
+int runChat(int argc, char** argv) {
+    auto flags = modelFlags();
+    for (auto& f : samplingFlags()) flags.push_back(f);
+    flags.push_back({"--system"});
+    flags.push_back({"-n", "--n-predict"});
+    flags.push_back({"-c", "--ctx"});
+    Args args(flags, {});
+    if (!args.parse(argc, argv, 2)) return usageError("chat", args.error());
+    SamplingParams defaults;
+    auto sampling = samplingFromArgs(args, defaults);
+    auto maxTokens = args.integer("--n-predict", 512);
+    auto ctx = args.integer("--ctx", 0);
+    if (!sampling || !maxTokens || !ctx) return usageError("chat", args.error());
+    if (!args.has("--model")) {
+        // `kestrel-cli chat` alone opens the default model the set-up fetched.
+        std::vector<std::string> storage = {"kestrel-cli", "chat", "-m", defaultModelPath()};
+        for (int i = 2; i < argc; ++i) storage.push_back(argv[i]);
+        std::vector<char*> argv2;
+        for (auto& s : storage) argv2.push_back(s.data());
+        Args withModel(flags, {});
+        withModel.parse(int(argv2.size()), argv2.data(), 2);
+        args = withModel;
+    }
+
+    auto model = loadModel(args, true);
+    if (!model) return 1;
+    SessionOptions options;
+    options.contextLength = int32_t(*ctx);
+    auto session = Session::create(model, options);
+    if (!session) return runtimeError(session.status());
+
+    std::vector<ChatMessage> messages;
+    if (auto system = args.value("--system")) messages.push_back({"system", *system});
+    GenerateParams params;
+    params.sampling = *sampling;
+    params.maxTokens = int32_t(*maxTokens);
+    params.stopStrings = chatStopStrings();
+
+    std::fprintf(stderr, "%s on %s. /reset starts over, /exit quits, Ctrl+C stops a reply.\n",
+                 model->info().name.c_str(), model->info().backend.c_str());
+    gChatSession = session->get();
+    std::signal(SIGINT, onInterrupt);
+    std::string line;
+    while (true) {
+        std::fprintf(stderr, "\n> ");
+        if (!std::getline(std::cin, line) || line == "/exit") break;
+        if (line == "/reset") {
+            messages.resize(args.has("--system") ? 1 : 0);
+            (*session)->reset();
+            continue;
+        }
+        if (line.empty()) continue;
+        messages.push_back({"user", line});
+        const auto prompt = buildChatPrompt(*model, messages, true);
+        auto result = (*session)->generate(prompt, params, [](const Piece& piece) {
+            std::fwrite(piece.text.data(), 1, piece.text.size(), stdout);
+            std::fflush(stdout);
+            return true;
+        });
+        std::printf("\n");
+        if (!result) {
+            runtimeError(result.status());
+            messages.pop_back();
+            continue;
+        }
+        messages.push_back({"assistant", result->text});
+        const double tokS = result->decodeMs > 0 ? (result->tokens.size() - 1) * 1000.0 / result->decodeMs : 0;
+        std::fprintf(stderr, "[%zu tokens, %.1f tok/s, prompt %d (%d reused), %s]\n", result->tokens.size(), tokS,
+                     result->promptTokens, result->reusedTokens, stopReasonName(result->reason));
+        if (result->reason == StopReason::ContextFull) {
+            std::fprintf(stderr, "The context is full; /reset to start a new conversation.\n");
+        }
+    }
+    std::signal(SIGINT, SIG_DFL);
+    gChatSession = nullptr;
+    return 0;
+}
+
+}  // namespace kestrel::cli

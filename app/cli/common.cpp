@@ -1,0 +1,55 @@
+#include "commands.h"
+
+#include <cstdio>
+
+namespace kestrel::cli {
+
+std::vector<std::vector<std::string>> modelFlags() {
+    return {{"-m", "--model"}, {"-t", "--threads"}, {"--device"}};
+}
+
+int usageError(const std::string& command, const std::string& message) {
+    std::fprintf(stderr, "kestrel-cli %s: %s (see kestrel-cli --help)\n", command.c_str(), message.c_str());
+    return 2;
+}
+
+int runtimeError(const Status& status) {
+    std::fprintf(stderr, "kestrel-cli: error: %s\n", status.message().c_str());
+    return 1;
+}
+
+std::shared_ptr<Model> loadModel(Args& args, bool showProgress) {
+    LoadOptions options;
+    options.path = args.value("--model", "");
+    options.device = args.value("--device", "cpu");
+    auto threads = args.integer("--threads", 0);
+    if (!threads) {
+        std::fprintf(stderr, "kestrel-cli: %s\n", args.error().c_str());
+        return nullptr;
+    }
+    options.threads = int32_t(*threads);
+    if (options.path.empty()) {
+        std::fprintf(stderr, "kestrel-cli: no model given (-m FILE)\n");
+        return nullptr;
+    }
+    int lastShown = -1;
+    if (showProgress) {
+        options.onProgress = [&lastShown](float p) {
+            const int percent = int(p * 100.0f);
+            if (percent / 10 != lastShown / 10) {
+                std::fprintf(stderr, "\rloading %3d%%", percent);
+                lastShown = percent;
+            }
+            return true;
+        };
+    }
+    auto model = Model::load(options);
+    if (showProgress) std::fprintf(stderr, "\r             \r");
+    if (!model) {
+        runtimeError(model.status());
+        return nullptr;
+    }
+    return std::move(model).value();
+}
+
+}  // namespace kestrel::cli

@@ -1,0 +1,147 @@
+// Kestrel's engine API: load a GGUF model, open sessions, generate text.
+//
+// No Qt and no CUDA types here; errors are values (kestrel/status.h).
+//
+// Ownership: Model is shared (std::shared_ptr) and immutable after load; a
+// Session keeps its Model alive. Thread-safety: a Model may be used by any
+// number of threads and sessions at once. A Session is used by one thread at
+// a time, except Session::cancel(), which any thread may call at any time;
+// generation then ends within one token (or one prefill chunk).
+#pragma once
+
+#include "kestrel/sampling.h"
+#include "kestrel/status.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kestrel {
+
+using TokenId = int32_t;
+
+struct LoadOptions {
+    std::string path;
+    std::string device = "cpu";  // "cpu", "cuda" or "cuda:N" (once the CUDA backend exists)
+    int32_t threads = 0;         // CPU threads; 0: one per core
+    // Called during loading with progress in [0, 1]; return false to cancel
+    // (load() then returns ErrorCode::Cancelled). Called on the loading thread.
+    std::function<bool(float)> onProgress;
+};
+
+struct ModelInfo {
+    std::string path;
+    std::string name;          // general.name
+    std::string architecture;  // "llama", "qwen2", "qwen3", "gemma3"
+    std::string fileType;      // the dominant weight type, e.g. "Q4_1"
+    uint64_t fileBytes = 0;
+    uint64_t parameterCount = 0;
+    uint64_t weightBytesPerToken = 0;  // bytes of weights one decode step reads
+    int32_t layers = 0, embedding = 0, heads = 0, kvHeads = 0, headDim = 0, feedForward = 0;
+    int32_t vocabSize = 0;
+    int32_t trainedContext = 0;
+    uint64_t kvBytesPerToken = 0;     // KV cache cost of one token of context
+    std::map<std::string, int32_t> tensorTypes;  // "Q4_1" -> number of tensors
+    std::string chatTemplate;         // tokenizer.chat_template, may be empty
+    std::string backend;              // "cpu (avx512vnni, 2 threads)"
+
+    // Resident memory for a context of `tokens`: weights + KV cache + scratch.
+    uint64_t memoryEstimate(int32_t tokens) const;
+};
+
+class Model {
+public:
+    static Result<std::shared_ptr<Model>> load(const LoadOptions& options);
+    ~Model();
+
+    const ModelInfo& info() const;
+
+    // addSpecial: BOS/EOS as the model's metadata says. parseSpecial: text such as
+    // "<|im_start|>" becomes its control token (false for user-typed content).
+    std::vector<TokenId> tokenize(std::string_view text, bool addSpecial, bool parseSpecial) const;
+    std::string detokenize(std::span<const TokenId> tokens, bool renderSpecial = false) const;
+    std::string tokenText(TokenId token) const;  // as stored in the vocabulary
+    bool isEndOfGeneration(TokenId token) const;
+    std::optional<TokenId> findToken(std::string_view text) const;
+
+    struct Impl;
+    Impl& impl() const { return *impl_; }
+
+private:
+    explicit Model(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+struct SessionOptions {
+    int32_t contextLength = 0;  // 0: the trained context, capped at 4096
+    int32_t batchSize = 256;    // tokens per prefill chunk
+};
+
+struct GenerateParams {
+    SamplingParams sampling;
+    int32_t maxTokens = 512;                // < 0: until the context is full
+    std::vector<std::string> stopStrings;   // never shown; generation ends before them
+    bool ignoreEndOfGeneration = false;     // benchmarks: keep going past EOS
+};
+
+// One streamed piece: the token and the complete UTF-8 text it finished
+// (possibly empty when a character spans tokens or text is held back for a
+// stop string).
+struct Piece {
+    TokenId token = -1;
+    std::string_view text;
+};
+// Return false to stop generation (StopReason::Callback).
+using PieceCallback = std::function<bool(const Piece&)>;
+
+enum class StopReason { EndOfGeneration, MaxTokens, StopString, ContextFull, Cancelled, Callback };
+const char* stopReasonName(StopReason reason);
+
+struct GenerateResult {
+    StopReason reason = StopReason::MaxTokens;
+    std::string text;             // the reply, stop string excluded
+    std::vector<TokenId> tokens;  // the reply's tokens (the EOS/EOT token excluded)
+    int32_t promptTokens = 0;
+    int32_t reusedTokens = 0;     // prompt tokens whose KV was already in the session
+    double prefillMs = 0;
+    double decodeMs = 0;          // from the first sampled token to the last
+    uint64_t seed = 0;
+};
+
+class Session {
+public:
+    static Result<std::unique_ptr<Session>> create(std::shared_ptr<Model> model, const SessionOptions& options = {});
+    ~Session();
+
+    // Generates a continuation of `prompt`, the whole token history of the
+    // conversation. The longest prefix of `prompt` already in the session's KV
+    // cache is reused; the rest is prefilled. After return, the session holds
+    // prompt + reply, so the next turn's prompt can extend it.
+    Result<GenerateResult> generate(std::span<const TokenId> prompt, const GenerateParams& params,
+                                    const PieceCallback& onPiece = {});
+
+    // Appends `tokens` and returns the logits of the last one (allPositions:
+    // of every appended token, row-major [tokens, vocab]).
+    Result<std::vector<float>> evaluate(std::span<const TokenId> tokens, bool allPositions = false);
+
+    void cancel();  // thread-safe
+    void reset();   // forget the KV cache
+    std::span<const TokenId> tokens() const;
+    int32_t contextLength() const;
+    const Model& model() const;
+
+    struct Impl;
+
+private:
+    explicit Session(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kestrel
