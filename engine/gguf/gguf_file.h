@@ -8,9 +8,27 @@
 // to read for tensorBytes(). A bad file gives a Status naming the file, the
 // key or tensor, and what was wrong.
 //
+// Error codes from open(): NotFound (no such file), Io (the OS refused to
+// open/map it), Unsupported (GGUF version 1 or a version newer than 3, a
+// tensor type id ggml may have added after us, more metadata values than
+// kMaxMetadataValues), InvalidFile (everything else: bad magic, truncation,
+// lengths past the end, duplicate keys or tensors, bad dims, misaligned or
+// overlapping data ...). Messages look like
+//   "m.gguf: tensor 'blk.0.attn_q.weight': data [100..4196) ends past the end of the file (4000 bytes)"
+//   "m.gguf: key 'general.alignment': 3 is not a power of two"
+//
+// Limits (a hostile file must not make us allocate without bound): arrays
+// nest at most kMaxNestingDepth deep, and the whole file holds at most
+// kMaxMetadataValues metadata values (a 262k-token vocabulary needs ~800k).
+// Every length and count is checked against the bytes left before anything
+// is allocated for it.
+//
 // Ownership: GgufFile owns the mapping; TensorInfo::data points into it and
-// lives as long as the GgufFile. Thread-safety: a GgufFile is immutable after
-// open(); any number of threads may read it at once.
+// lives as long as the GgufFile. The mapping is MAP_PRIVATE and read-only; if
+// another process truncates the file while it is mapped, reading tensor data
+// past the new end raises SIGBUS (a limit of mmap no check can remove).
+// Thread-safety: a GgufFile is immutable after open(); any number of threads
+// may read it at once.
 #pragma once
 
 #include "ggml_types.h"
@@ -19,6 +37,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -27,11 +46,18 @@
 
 namespace kestrel::gguf {
 
+inline constexpr int kMaxNestingDepth = 8;                 // arrays of arrays of ...
+inline constexpr uint64_t kMaxMetadataValues = uint64_t(1) << 24;
+
 // On-disk metadata value types (gguf_type).
 enum class ValueType : uint32_t {
     UInt8 = 0, Int8 = 1, UInt16 = 2, Int16 = 3, UInt32 = 4, Int32 = 5,
     Float32 = 6, Bool = 7, String = 8, Array = 9, UInt64 = 10, Int64 = 11, Float64 = 12,
 };
+
+// "uint32", "string", "array" ...; "type 42" for ids outside the enum.
+std::string valueTypeName(ValueType type);
+bool isKnownValueType(uint32_t id);
 
 struct Value;
 // An array keeps its element type so that an empty array still says what it holds.
@@ -40,9 +66,28 @@ struct Array {
     std::vector<Value> items;
 };
 
+// `data` holds uint64_t for UInt8..UInt64, int64_t for Int8..Int64, double for
+// Float32/Float64, bool, std::string or Array. The reader always produces a
+// consistent pair; the writer checks the pair (and the range) before writing.
 struct Value {
     ValueType type = ValueType::UInt8;
     std::variant<uint64_t, int64_t, double, bool, std::string, Array> data;
+
+    static Value u8(uint8_t v) { return {ValueType::UInt8, uint64_t(v)}; }
+    static Value i8(int8_t v) { return {ValueType::Int8, int64_t(v)}; }
+    static Value u16(uint16_t v) { return {ValueType::UInt16, uint64_t(v)}; }
+    static Value i16(int16_t v) { return {ValueType::Int16, int64_t(v)}; }
+    static Value u32(uint32_t v) { return {ValueType::UInt32, uint64_t(v)}; }
+    static Value i32(int32_t v) { return {ValueType::Int32, int64_t(v)}; }
+    static Value u64(uint64_t v) { return {ValueType::UInt64, v}; }
+    static Value i64(int64_t v) { return {ValueType::Int64, v}; }
+    static Value f32(float v) { return {ValueType::Float32, double(v)}; }
+    static Value f64(double v) { return {ValueType::Float64, v}; }
+    static Value boolean(bool v) { return {ValueType::Bool, v}; }
+    static Value string(std::string v) { return {ValueType::String, std::move(v)}; }
+    static Value array(ValueType elementType, std::vector<Value> items) {
+        return {ValueType::Array, Array{elementType, std::move(items)}};
+    }
 
     bool isInteger() const;
     bool isNumber() const;  // integer or float
@@ -90,11 +135,15 @@ public:
     Result<double> getFloat(std::string_view key) const;
     Result<bool> getBool(std::string_view key) const;
     Result<std::string> getString(std::string_view key) const;
-    int64_t getInt(std::string_view key, int64_t fallback) const;        // fallback only when absent
+    // The fallback overloads return the fallback when the key is absent AND when
+    // it holds the wrong type (they cannot report); use the Result overloads
+    // wherever a wrong type should stop the load.
+    int64_t getInt(std::string_view key, int64_t fallback) const;
     double getFloat(std::string_view key, double fallback) const;
     bool getBool(std::string_view key, bool fallback) const;
     std::string getString(std::string_view key, std::string fallback) const;
-    // Arrays of strings / numbers (token lists, scores, per-layer values).
+    // Arrays of strings / numbers (token lists, scores, per-layer values). The
+    // string_views point into metadata() and live as long as the GgufFile.
     Result<std::vector<std::string_view>> getStringArray(std::string_view key) const;
     Result<std::vector<double>> getFloatArray(std::string_view key) const;
     Result<std::vector<int64_t>> getIntArray(std::string_view key) const;
@@ -105,6 +154,10 @@ public:
     // "file.gguf: " prefix for messages about this file.
     std::string where() const;
 
+    // Offset in the file where tensor data starts (aligned); offsets in
+    // TensorInfo are relative to it.
+    uint64_t dataOffset() const { return dataOffset_; }
+
 private:
     GgufFile() = default;
     friend class GgufParser;
@@ -113,6 +166,7 @@ private:
     uint32_t version_ = 0;
     uint64_t size_ = 0;
     uint64_t alignment_ = 32;
+    uint64_t dataOffset_ = 0;
     void* mapping_ = nullptr;
     std::map<std::string, Value, std::less<>> metadata_;
     std::vector<TensorInfo> tensors_;
