@@ -2,8 +2,13 @@
 //
 // Tokenizer::fromGguf picks the implementation from `tokenizer.ggml.model`:
 // "gpt2" is byte-level BPE with the pre-tokenizer named by `tokenizer.ggml.pre`
-// (regexes run with PCRE2 and Unicode properties). Other models ("llama" =
-// SentencePiece) come with their own issue and fail here with Unsupported.
+// (regexes run with PCRE2 and Unicode properties; see bpe_tokenizer.h). Other
+// models ("llama" = SentencePiece) come with their own issue and fail here
+// with Unsupported.
+//
+// Special tokens: control tokens (token_type 3) are matched in the text only
+// when parseSpecial; user-defined tokens (4) are ordinary vocabulary entries
+// that HF's tokenizers always match, so they are matched either way.
 //
 // Thread-safety: a Tokenizer is immutable after construction; encode/decode
 // may run on many threads at once. StreamDecoder is per-stream state.
@@ -55,8 +60,13 @@ public:
     virtual std::optional<TokenId> findToken(std::string_view text) const = 0;
     virtual int32_t vocabSize() const = 0;
     virtual const SpecialTokens& special() const = 0;
+    // Things the caller may want to show once (an unknown pre-tokenizer, keys
+    // that were ignored); the tokenizer works regardless. Never printed by the engine.
+    virtual const std::vector<std::string>& warnings() const;
 
     bool isEndOfGeneration(TokenId id) const;
+    // The concatenated bytes of `ids` as valid UTF-8 (ill-formed sequences,
+    // e.g. a character cut at the end, become U+FFFD).
     std::string decode(std::span<const TokenId> ids, bool renderSpecial = false) const;
 };
 

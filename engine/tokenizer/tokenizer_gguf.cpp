@@ -1,0 +1,97 @@
+// Tokenizer::fromGguf: the tokenizer.ggml.* keys -> a vocabulary -> the
+// implementation named by tokenizer.ggml.model.
+#include "bpe_tokenizer.h"
+#include "gguf_file.h"
+
+namespace kestrel {
+namespace {
+
+using gguf::GgufFile;
+
+Result<TokenId> optionalId(const GgufFile& file, std::string_view key) {
+    if (!file.find(key)) return TokenId(-1);
+    auto v = file.getInt(key);
+    if (!v) return v.status();
+    // Some converters write -1 or UINT32_MAX for "none"; both mean absent here.
+    if (*v < 0 || *v > INT32_MAX) return TokenId(-1);
+    return TokenId(*v);
+}
+
+Result<bool> optionalBool(const GgufFile& file, std::string_view key, bool fallback) {
+    if (!file.find(key)) return fallback;
+    return file.getBool(key);
+}
+
+Result<std::vector<std::string>> stringArray(const GgufFile& file, std::string_view key) {
+    auto views = file.getStringArray(key);
+    if (!views) return views.status();
+    return std::vector<std::string>(views->begin(), views->end());
+}
+
+Result<tokenizer::BpeVocabulary> bpeVocabulary(const GgufFile& file) {
+    tokenizer::BpeVocabulary v;
+    v.where = file.where();
+    auto tokens = stringArray(file, "tokenizer.ggml.tokens");
+    if (!tokens) return tokens.status();
+    v.tokens = std::move(tokens.value());
+
+    if (file.find("tokenizer.ggml.token_type")) {
+        auto types = file.getIntArray("tokenizer.ggml.token_type");
+        if (!types) return types.status();
+        v.kinds.reserve(types->size());
+        for (int64_t t : *types)
+            v.kinds.push_back(t >= 1 && t <= 6 ? TokenKind(t) : TokenKind::Normal);  // 0 = undefined
+    }
+
+    // Byte-level BPE without merges would encode every byte on its own: a
+    // silently wrong tokenizer, so refuse.
+    if (!file.find("tokenizer.ggml.merges"))
+        return Status(ErrorCode::InvalidFile, file.where() + "tokenizer.ggml.merges is missing; a 'gpt2' "
+                                                             "tokenizer needs its merges");
+    auto merges = stringArray(file, "tokenizer.ggml.merges");
+    if (!merges) return merges.status();
+    v.merges = std::move(merges.value());
+
+    auto pre = file.find("tokenizer.ggml.pre") ? file.getString("tokenizer.ggml.pre") : Result<std::string>("default");
+    if (!pre) return pre.status();
+    v.preTokenizer = std::move(pre.value());
+
+    struct IdKey { TokenId* dst; const char* key; };
+    for (auto [dst, key] : {IdKey{&v.special.bos, "tokenizer.ggml.bos_token_id"},
+                            IdKey{&v.special.eos, "tokenizer.ggml.eos_token_id"},
+                            IdKey{&v.special.eot, "tokenizer.ggml.eot_token_id"},
+                            IdKey{&v.special.unk, "tokenizer.ggml.unknown_token_id"},
+                            IdKey{&v.special.pad, "tokenizer.ggml.padding_token_id"},
+                            IdKey{&v.eom, "tokenizer.ggml.eom_token_id"}}) {
+        auto id = optionalId(file, key);
+        if (!id) return id.status();
+        *dst = *id;
+    }
+    auto addBos = optionalBool(file, "tokenizer.ggml.add_bos_token", false);
+    if (!addBos) return addBos.status();
+    auto addEos = optionalBool(file, "tokenizer.ggml.add_eos_token", false);
+    if (!addEos) return addEos.status();
+    v.special.addBos = *addBos;
+    v.special.addEos = *addEos;
+    return v;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Tokenizer>> Tokenizer::fromGguf(const gguf::GgufFile& file) {
+    if (!file.find("tokenizer.ggml.model"))
+        return Status(ErrorCode::NotFound, file.where() + "tokenizer.ggml.model is missing: the file has no tokenizer");
+    auto model = file.getString("tokenizer.ggml.model");
+    if (!model) return model.status();
+    if (*model == "gpt2") {
+        auto vocab = bpeVocabulary(file);
+        if (!vocab) return vocab.status();
+        auto bpe = tokenizer::BpeTokenizer::create(std::move(vocab.value()));
+        if (!bpe) return bpe.status();
+        return std::unique_ptr<Tokenizer>(std::move(bpe.value()));
+    }
+    return Status(ErrorCode::Unsupported, file.where() + "tokenizer.ggml.model = '" + *model +
+                                              "' is not supported yet (Kestrel reads 'gpt2' byte-level BPE)");
+}
+
+}  // namespace kestrel

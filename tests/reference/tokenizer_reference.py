@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Expected token ids for Kestrel's byte-level BPE tokenizer, from Hugging Face `tokenizers`.
+
+The reference is independent of Kestrel: the vocabulary and merges are read from the GGUF file
+with the `gguf` package, and the tokenization is done by HF `tokenizers` with the pipeline of
+SmolLM2's tokenizer.json:
+  pre_tokenizer = Sequence[Digits(individual_digits=True), ByteLevel(add_prefix_space=False, use_regex=True)]
+  model         = BPE(vocab, merges), no unk fallback, no byte fallback
+  decoder       = ByteLevel
+  added tokens  = the GGUF control tokens (token_type 3), special, not normalized
+
+Corpus: one case per line of tests/data/tokenizer_corpus.txt, with the escapes \\n \\r \\t \\\\
+turned into the characters (so a case can hold newlines), plus the whole file as one text.
+
+Output ($KESTREL_TEST_DATA/tokenizer_smollm2.txt), one record per line, tab-separated:
+  <case> <mode> <ids separated by spaces>
+where <case> is the 0-based line index or "all", and <mode> is "special" (control-token text
+becomes the control token) or "plain" (HF's encode_special_tokens: such text is ordinary text).
+
+Exit status 77 (ctest SKIP_RETURN_CODE) when the model or a Python package is missing.
+"""
+import argparse
+import os
+import sys
+
+SKIP = 77
+
+
+def models_dir():
+    env = os.environ.get("KESTREL_MODELS_DIR")
+    if env:
+        return env
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "kestrel", "models")
+
+
+def unescape(line):
+    out, i = [], 0
+    table = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\"}
+    while i < len(line):
+        c = line[i]
+        if c == "\\" and i + 1 < len(line) and line[i + 1] in table:
+            out.append(table[line[i + 1]])
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def read_vocab(path):
+    import gguf
+
+    reader = gguf.GGUFReader(path)
+
+    def field(key):
+        f = reader.fields.get(key)
+        if f is None:
+            sys.exit(f"{path}: key {key} is missing")
+        return f
+
+    def strings(key):
+        f = field(key)
+        return [bytes(f.parts[i]).decode("utf-8") for i in f.data]
+
+    model = bytes(field("tokenizer.ggml.model").parts[-1]).decode()
+    if model != "gpt2":
+        sys.exit(f"{path}: tokenizer.ggml.model is {model!r}, this script handles 'gpt2'")
+    tokens = strings("tokenizer.ggml.tokens")
+    f = field("tokenizer.ggml.token_type")
+    types = [int(f.parts[i][0]) for i in f.data]
+    merges = strings("tokenizer.ggml.merges")
+    pre = bytes(field("tokenizer.ggml.pre").parts[-1]).decode()
+    return tokens, types, merges, pre
+
+
+def build_tokenizer(tokens, types, merges):
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+
+    vocab = {}
+    for i, t in enumerate(tokens):
+        vocab.setdefault(t, i)
+    pairs = [tuple(m.split(" ", 1)) for m in merges]
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=pairs, fuse_unk=False, byte_fallback=False))
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Digits(individual_digits=True),
+         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
+    tok.decoder = decoders.ByteLevel()
+    control = [t for t, ty in zip(tokens, types) if ty == 3]
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in control])
+    return tok
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default=os.path.join(models_dir(), "SmolLM2-135M-Instruct.Q4_1.gguf"))
+    ap.add_argument("--corpus", required=True)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+
+    try:
+        import gguf  # noqa: F401
+        import tokenizers
+    except ImportError as e:
+        print(f"skip: {e}; pip install -r tests/reference/requirements.txt", file=sys.stderr)
+        return SKIP
+    if not os.path.exists(args.model):
+        print(f"skip: model {args.model} missing; run scripts/fetch-models.sh", file=sys.stderr)
+        return SKIP
+
+    tokens, types, merges, pre = read_vocab(args.model)
+    if pre != "smollm":
+        sys.exit(f"{args.model}: tokenizer.ggml.pre is {pre!r}; this reference reproduces 'smollm'")
+    tok = build_tokenizer(tokens, types, merges)
+
+    with open(args.corpus, encoding="utf-8", newline="") as f:
+        raw = f.read()
+    cases = [(str(i), unescape(line)) for i, line in enumerate(raw.split("\n")[:-1])]
+    cases.append(("all", raw))
+
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    tmp = args.out + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as out:
+        out.write(f"# tokenizers {tokenizers.__version__}; {os.path.basename(args.model)}; {len(cases)} cases\n")
+        for name, text in cases:
+            for mode, split_special_off in (("special", False), ("plain", True)):
+                tok.encode_special_tokens = split_special_off
+                ids = tok.encode(text, add_special_tokens=False).ids
+                if tok.decode(ids, skip_special_tokens=False) != text:
+                    sys.exit(f"reference round trip failed for case {name} ({mode})")
+                out.write(f"{name}\t{mode}\t{' '.join(map(str, ids))}\n")
+    os.replace(tmp, args.out)
+    print(f"wrote {len(cases)} cases x 2 modes to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
