@@ -20,7 +20,7 @@ double median(std::vector<double> v) {
 // A prompt of ordinary tokens: ids from the middle of the vocabulary, so no
 // control token ends or bends the run.
 std::vector<TokenId> benchPrompt(const Model& model, int32_t n) {
-    std::vector<TokenId> tokens(size_t(n));
+    std::vector<TokenId> tokens(static_cast<size_t>(n));
     const int32_t vocab = model.info().vocabSize;
     for (int32_t i = 0; i < n; ++i) tokens[size_t(i)] = 1000 + (i * 7919) % std::max(1, vocab / 2);
     return tokens;

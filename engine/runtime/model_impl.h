@@ -1,0 +1,34 @@
+// What a kestrel::Model holds: the file, the backend, the loaded weights and
+// the tokenizer. Internal to the engine (Session reaches it via Model::impl()).
+#pragma once
+
+#include "backend.h"
+#include "gguf_file.h"
+#include "kestrel/engine.h"
+#include "loaded_model.h"
+#include "tokenizer.h"
+
+#include <memory>
+#include <mutex>
+
+namespace kestrel {
+
+struct Model::Impl {
+    std::shared_ptr<gguf::GgufFile> file;
+    std::unique_ptr<backend::Backend> backend;  // destroyed after `loaded` (declared before it)
+    std::shared_ptr<model::LoadedModel> loaded;
+    std::unique_ptr<Tokenizer> tokenizer;       // null when the vocabulary type is not supported yet
+    Status tokenizerStatus;                     // why it is null
+    ModelInfo info;
+    // The backend runs one op at a time, so sessions of this model take turns
+    // per forward call (the continuous-batching scheduler will replace this).
+    std::mutex forwardMutex;
+};
+
+// Parses "cpu", "cuda", "cuda:N"; the CUDA backend is not built yet.
+Result<std::unique_ptr<backend::Backend>> createBackend(const std::string& device, int threads);
+
+// Fills ModelInfo from the file and the loaded configuration.
+ModelInfo describeModel(const gguf::GgufFile& file, const model::ModelConfig& config, const std::string& backendName);
+
+}  // namespace kestrel
