@@ -24,6 +24,8 @@
 #include <unordered_map>
 #include <vector>
 
+namespace kestrel::gguf { class GgufFile; }
+
 namespace kestrel::tokenizer {
 
 struct BpeVocabulary {
@@ -78,6 +80,11 @@ private:
     SpecialTokens special_;
     std::vector<std::string> warnings_;
 };
+
+// The tokenizer.ggml.* keys of a "gpt2" file (tokens, token_type, merges, pre,
+// *_token_id, add_*_token). Fails when a key has the wrong type or merges are
+// missing. Copies the strings: the result does not refer to the file.
+Result<BpeVocabulary> bpeVocabularyFromGguf(const gguf::GgufFile& file);
 
 // endOfGeneration for a vocabulary: eos, eot, eom and control tokens whose text
 // is a known end-of-turn marker. Shared with the SentencePiece tokenizer.

@@ -28,7 +28,9 @@ Result<std::vector<std::string>> stringArray(const GgufFile& file, std::string_v
     return std::vector<std::string>(views->begin(), views->end());
 }
 
-Result<tokenizer::BpeVocabulary> bpeVocabulary(const GgufFile& file) {
+}  // namespace
+
+Result<tokenizer::BpeVocabulary> tokenizer::bpeVocabularyFromGguf(const GgufFile& file) {
     tokenizer::BpeVocabulary v;
     v.where = file.where();
     auto tokens = stringArray(file, "tokenizer.ggml.tokens");
@@ -76,15 +78,13 @@ Result<tokenizer::BpeVocabulary> bpeVocabulary(const GgufFile& file) {
     return v;
 }
 
-}  // namespace
-
 Result<std::unique_ptr<Tokenizer>> Tokenizer::fromGguf(const gguf::GgufFile& file) {
     if (!file.find("tokenizer.ggml.model"))
         return Status(ErrorCode::NotFound, file.where() + "tokenizer.ggml.model is missing: the file has no tokenizer");
     auto model = file.getString("tokenizer.ggml.model");
     if (!model) return model.status();
     if (*model == "gpt2") {
-        auto vocab = bpeVocabulary(file);
+        auto vocab = tokenizer::bpeVocabularyFromGguf(file);
         if (!vocab) return vocab.status();
         auto bpe = tokenizer::BpeTokenizer::create(std::move(vocab.value()));
         if (!bpe) return bpe.status();

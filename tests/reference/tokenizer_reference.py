@@ -17,6 +17,12 @@ Output ($KESTREL_TEST_DATA/tokenizer_smollm2.txt), one record per line, tab-sepa
 where <case> is the 0-based line index or "all", and <mode> is "special" (control-token text
 becomes the control token) or "plain" (HF's encode_special_tokens: such text is ordinary text).
 
+Other pre-tokenizers (mode "pre=<tokenizer.ggml.pre name>", special tokens parsed): the same
+vocabulary and merges under the pre-tokenizer pipelines of other models' tokenizer.json (a regex
+Split, Isolated, then ByteLevel without its own regex; Llama 3's BPE has ignore_merges). The regex
+strings are written here as those files have them; what this checks is Kestrel's PCRE2 splitting
+and merge options against HF's (Oniguruma) on the same patterns, not the patterns themselves.
+
 Exit status 77 (ctest SKIP_RETURN_CODE) when the model or a Python package is missing.
 """
 import argparse
@@ -74,17 +80,43 @@ def read_vocab(path):
     return tokens, types, merges, pre
 
 
-def build_tokenizer(tokens, types, merges):
-    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+LLAMA3 = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+          r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
+QWEN2 = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+         r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
+GPT4O = (r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"""
+         r"""|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?"""
+         r"""|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
+DEEPSEEK_V3 = [r"\p{N}{1,3}", "[\u4E00-\u9FA5\u3040-\u309F\u30A0-\u30FF]+",
+               r"""[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+"""
+               r"""| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""]
+
+# name -> (regex splits before ByteLevel, ByteLevel uses its own GPT-2 regex, BPE ignore_merges)
+PIPELINES = {
+    "gpt2": ([], True, False),
+    "llama-bpe": ([LLAMA3], False, True),
+    "qwen2": ([QWEN2], False, False),
+    "gpt-4o": ([GPT4O], False, False),
+    "deepseek-v3": (DEEPSEEK_V3, False, False),
+}
+
+
+def build_tokenizer(tokens, types, merges, pipeline=None):
+    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers
 
     vocab = {}
     for i, t in enumerate(tokens):
         vocab.setdefault(t, i)
     pairs = [tuple(m.split(" ", 1)) for m in merges]
-    tok = Tokenizer(models.BPE(vocab=vocab, merges=pairs, fuse_unk=False, byte_fallback=False))
-    tok.pre_tokenizer = pre_tokenizers.Sequence(
-        [pre_tokenizers.Digits(individual_digits=True),
-         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
+    splits, byte_level_regex, ignore_merges = pipeline or ([], True, False)
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=pairs, fuse_unk=False, byte_fallback=False,
+                               ignore_merges=ignore_merges))
+    if pipeline is None:  # SmolLM2's own tokenizer.json
+        steps = [pre_tokenizers.Digits(individual_digits=True)]
+    else:
+        steps = [pre_tokenizers.Split(Regex(r), behavior="isolated") for r in splits]
+    steps.append(pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=byte_level_regex))
+    tok.pre_tokenizer = pre_tokenizers.Sequence(steps)
     tok.decoder = decoders.ByteLevel()
     control = [t for t, ty in zip(tokens, types) if ty == 3]
     tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in control])
@@ -129,8 +161,13 @@ def main():
                 if tok.decode(ids, skip_special_tokens=False) != text:
                     sys.exit(f"reference round trip failed for case {name} ({mode})")
                 out.write(f"{name}\t{mode}\t{' '.join(map(str, ids))}\n")
+        for pre_name, pipeline in PIPELINES.items():
+            other = build_tokenizer(tokens, types, merges, pipeline)
+            for name, text in cases:
+                ids = other.encode(text, add_special_tokens=False).ids
+                out.write(f"{name}\tpre={pre_name}\t{' '.join(map(str, ids))}\n")
     os.replace(tmp, args.out)
-    print(f"wrote {len(cases)} cases x 2 modes to {args.out}")
+    print(f"wrote {len(cases)} cases x {2 + len(PIPELINES)} modes to {args.out}")
     return 0
 
 
