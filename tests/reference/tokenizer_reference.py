@@ -130,6 +130,9 @@ def main():
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
 
+    # A stale file from an earlier run must not stand in for a reference that was not made.
+    if os.path.exists(args.out):
+        os.remove(args.out)
     try:
         import gguf  # noqa: F401
         import tokenizers

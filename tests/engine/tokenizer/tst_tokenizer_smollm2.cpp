@@ -14,6 +14,7 @@
 #include <QtTest>
 
 #include <map>
+#include <thread>
 
 using namespace kestrel;
 
@@ -176,6 +177,20 @@ private slots:
         const auto plain = tok_->encode("<|im_start|>user", false, false);
         QVERIFY(plain.size() > 2);
         for (TokenId id : plain) QCOMPARE(tok_->tokenKind(id), TokenKind::Normal);
+    }
+
+    // The header promises concurrent encode/decode on one Tokenizer.
+    void encodesConcurrently() {
+        const std::string& text = cases_["all"];
+        const auto expected = tok_->encode(text, false, true);
+        std::vector<std::vector<TokenId>> results(4);
+        std::vector<std::thread> threads;
+        for (auto& r : results)
+            threads.emplace_back([&] {
+                for (int i = 0; i < 20; ++i) r = tok_->encode(text, false, true);
+            });
+        for (auto& t : threads) t.join();
+        for (const auto& r : results) QCOMPARE(r, expected);
     }
 
     // Not a timed assertion: prints the throughput, asserts only the result.
