@@ -2,6 +2,7 @@
 #include "gguf_parser.h"
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 namespace kestrel::gguf {
@@ -218,9 +219,41 @@ Status GgufParser::parseArray(int depth, const std::string& key, Value& out) {
 
     out.data = Array{elementType, {}};
     auto& items = std::get<Array>(out.data).items;
-    items.resize(static_cast<size_t>(count));
-    for (Value& item : items) KESTREL_RETURN_IF_ERROR(parseValue(elementType, depth, key, item));
-    return Status::ok();
+    items.reserve(static_cast<size_t>(count));
+    // Vocabularies make these arrays the bulk of a model's metadata (gemma3:
+    // 3 x 262k values), so the common element types skip the generic path.
+    switch (elementType) {
+    case ValueType::String:
+        for (uint64_t i = 0; i < count; ++i) {
+            std::string_view s;
+            KESTREL_RETURN_IF_ERROR(readString(context, s));
+            items.push_back(Value{ValueType::String, std::string(s)});
+        }
+        return Status::ok();
+    case ValueType::Float32:
+    case ValueType::Int32:
+    case ValueType::UInt32:
+        // count * 4 <= left was checked above, so these reads cannot fail.
+        for (uint64_t i = 0; i < count; ++i) {
+            uint32_t raw = 0;
+            cur_.read(raw);
+            if (elementType == ValueType::Float32) {
+                float f;
+                std::memcpy(&f, &raw, 4);
+                items.push_back(Value{elementType, static_cast<double>(f)});
+            } else if (elementType == ValueType::Int32) {
+                items.push_back(Value{elementType, static_cast<int64_t>(static_cast<int32_t>(raw))});
+            } else {
+                items.push_back(Value{elementType, static_cast<uint64_t>(raw)});
+            }
+        }
+        return Status::ok();
+    default:
+        for (uint64_t i = 0; i < count; ++i) {
+            KESTREL_RETURN_IF_ERROR(parseValue(elementType, depth, key, items.emplace_back()));
+        }
+        return Status::ok();
+    }
 }
 
 Status GgufParser::applyAlignment() {
