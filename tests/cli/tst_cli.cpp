@@ -1,0 +1,115 @@
+// kestrel-cli's output formats are a contract (tools and later checks parse
+// them): stdout carries only the result, errors go to stderr with exit codes.
+#include "test_env.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+class TstCli : public QObject {
+    Q_OBJECT
+
+    struct Run {
+        int exitCode = -1;
+        QString out, err;
+    };
+
+    static Run cli(const QStringList& args) {
+        QProcess p;
+        p.start(QStringLiteral(KESTREL_CLI_PATH), args);
+        if (!p.waitForFinished(300000)) qFatal("kestrel-cli %s did not finish", qPrintable(args.join(' ')));
+        return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+                QString::fromUtf8(p.readAllStandardError())};
+    }
+
+    QString model_;
+
+private slots:
+    void initTestCase() {
+        model_ = kestrel::test::smollm2Path();
+        KESTREL_REQUIRE_MODEL(model_);
+    }
+
+    void tokenizePrintsIdsOnly() {
+        auto r = cli({"tokenize", "-m", model_, "Hello world"});
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(r.out, QStringLiteral("19556 905\n"));  // SmolLM2 adds no BOS
+        auto special = cli({"tokenize", "-m", model_, "<|im_start|>"});
+        QCOMPARE(special.out, QStringLiteral("1\n"));
+    }
+
+    void generateTokensIsReproducibleAndMatchesText() {
+        const QStringList base = {"generate", "-m", model_, "-p", "The capital of France is", "-n", "12",
+                                  "--temp", "0", "--threads", "2"};
+        auto ids = cli(base + QStringList{"--tokens"});
+        QCOMPARE(ids.exitCode, 0);
+        const QStringList parts = ids.out.trimmed().split(' ');
+        QVERIFY2(parts.size() >= 1 && parts.size() <= 12, qPrintable(ids.out));
+        for (const auto& p : parts) {
+            bool ok = false;
+            p.toInt(&ok);
+            QVERIFY2(ok, qPrintable("not a token id: " + p));
+        }
+        QCOMPARE(cli(base + QStringList{"--tokens"}).out, ids.out);  // greedy: same ids every run
+
+        auto text = cli(base);
+        QCOMPARE(text.exitCode, 0);
+        QVERIFY2(text.out.contains("Paris"), qPrintable(text.out));
+        QVERIFY2(text.err.contains("tok/s"), qPrintable(text.err));  // stats on stderr, not stdout
+        QVERIFY(!text.out.contains("tok/s"));
+    }
+
+    void seededSamplingIsReproducible() {
+        const QStringList args = {"generate", "-m", model_, "-p", "Once upon a time", "-n", "16",
+                                  "--temp", "0.9", "--seed", "42", "--tokens"};
+        QCOMPARE(cli(args).out, cli(args).out);
+    }
+
+    void benchJsonHasTheContractKeys() {
+        auto r = cli({"bench", "-m", model_, "-p", "16", "-n", "8", "-r", "1", "--json", "--threads", "2"});
+        QCOMPARE(r.exitCode, 0);
+        const auto doc = QJsonDocument::fromJson(r.out.toUtf8());
+        QVERIFY2(doc.isObject(), qPrintable(r.out));
+        for (const char* key : {"prefill_tok_s", "decode_tok_s", "gb_s"}) {
+            QVERIFY2(doc.object().value(key).isDouble(), key);
+            QVERIFY2(doc.object().value(key).toDouble() > 0, key);
+        }
+    }
+
+    void infoNamesTheArchitecture() {
+        auto r = cli({"info", "-m", model_});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.contains("architecture:    llama"));
+        QVERIFY(r.out.contains("Q4_1"));
+        QVERIFY(r.out.contains("49152"));
+    }
+
+    void errorsAreClearWithExitCodes() {
+        auto unknown = cli({"generate", "--frobnicate"});
+        QCOMPARE(unknown.exitCode, 2);
+        QVERIFY(unknown.err.contains("--frobnicate"));
+
+        auto noPrompt = cli({"generate", "-m", model_});
+        QCOMPARE(noPrompt.exitCode, 2);
+
+        QTemporaryDir dir;
+        const QString bad = dir.filePath("not-a-model.gguf");
+        QFile f(bad);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("this is not a GGUF file at all, just text");
+        f.close();
+        auto badFile = cli({"info", "-m", bad});
+        QCOMPARE(badFile.exitCode, 1);
+        QVERIFY2(badFile.err.contains("not-a-model.gguf"), qPrintable(badFile.err));
+        QVERIFY(badFile.out.isEmpty());
+
+        auto badNumber = cli({"generate", "-m", model_, "-p", "x", "-n", "ten"});
+        QCOMPARE(badNumber.exitCode, 2);
+        QVERIFY(badNumber.err.contains("ten"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TstCli)
+#include "tst_cli.moc"
