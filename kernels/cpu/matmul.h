@@ -29,7 +29,9 @@ struct WeightMatrix {
 };
 
 // y[t * rows + r] = sum_c W[r][c] * x[t * cols + c]  for t < tokens.
-// Preconditions (checked by the caller at load): cols is a whole number of blocks.
+// Preconditions (checked by the caller at load): cols is a whole number of blocks
+// and the type has computeSupported. x and y must not overlap. Thread-safety:
+// uses `pool` (one call at a time per pool); scratch is per thread.
 void matmul(const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool);
 
 // The same product computed the slow, obvious way in double precision after
@@ -46,5 +48,12 @@ bool quantizeRow(GgmlType type, const float* src, void* dst, int64_t n);
 
 // The instruction set the dispatcher picked: "avx512vnni", "avx2" or "scalar".
 const char* activeIsa();
+
+// Explicit paths, for tests and benchmarks: every path must agree with
+// matmulReference. matmulWithIsa falls back to the active path (and returns
+// false) when this CPU or build lacks the one asked for.
+enum class CpuIsa { Scalar, Avx2, Avx512Vnni };
+bool isaSupported(CpuIsa isa);
+bool matmulWithIsa(CpuIsa isa, const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool);
 
 }  // namespace kestrel::kernels

@@ -1,0 +1,106 @@
+// kestrel-bench-matmul: times matmul for SmolLM2-135M's shapes (and a few other
+// types) with 1 and 64 tokens, and reports GB/s of weights streamed and GOP/s.
+// Usage: kestrel-bench-matmul [threads=2] [seconds-per-case=0.3]
+// The per-token estimate at the end sums one layer's products x 30 layers plus
+// the Q8_0 lm head (decode) — matmul time only, no attention or norms.
+#include "matmul.h"
+#include "thread_pool.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace kestrel;
+using namespace kestrel::kernels;
+
+namespace {
+
+struct Case {
+    const char* name;
+    GgmlType type;
+    int64_t rows, cols;
+    int perModel;  // how many of these one SmolLM2 forward pass has
+};
+
+struct Matrix {
+    std::vector<uint8_t> bytes;
+    WeightMatrix w;
+};
+
+Matrix makeMatrix(GgmlType type, int64_t rows, int64_t cols, std::mt19937& rng) {
+    Matrix m;
+    const size_t rowBytes = *ggmlRowBytes(type, static_cast<uint64_t>(cols));
+    m.bytes.resize(rowBytes * rows);
+    std::normal_distribution<float> dist(0.0f, 0.05f);
+    std::vector<float> row(static_cast<size_t>(cols));
+    for (int64_t r = 0; r < rows; ++r) {
+        for (auto& v : row) v = dist(rng);
+        quantizeRow(type, row.data(), m.bytes.data() + r * rowBytes, cols);
+    }
+    m.w = WeightMatrix{type, m.bytes.data(), rows, cols, rowBytes};
+    return m;
+}
+
+double timeIt(const Matrix& m, int64_t tokens, ThreadPool& pool, double seconds) {
+    std::vector<float> x(static_cast<size_t>(m.w.cols * tokens)), y(static_cast<size_t>(m.w.rows * tokens));
+    std::mt19937 rng(7);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    for (auto& v : x) v = dist(rng);
+    for (int i = 0; i < 3; ++i) matmul(m.w, x.data(), tokens, y.data(), pool);
+    int iters = 0;
+    const auto start = std::chrono::steady_clock::now();
+    double elapsed = 0.0;
+    do {
+        matmul(m.w, x.data(), tokens, y.data(), pool);
+        ++iters;
+        elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    } while (elapsed < seconds);
+    return elapsed / iters;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const int threads = argc > 1 ? std::atoi(argv[1]) : 2;
+    const double seconds = argc > 2 ? std::atof(argv[2]) : 0.3;
+    ThreadPool pool(threads);
+    std::printf("isa=%s threads=%d\n", activeIsa(), pool.size());
+
+    const Case smol[] = {
+        {"attn_q   576x576 ", GgmlType::Q4_1, 576, 576, 30},   {"attn_k   192x576 ", GgmlType::Q4_1, 192, 576, 30},
+        {"attn_v   192x576 ", GgmlType::Q4_1, 192, 576, 30},   {"attn_o   576x576 ", GgmlType::Q4_1, 576, 576, 30},
+        {"ffn_gate 1536x576", GgmlType::Q4_1, 1536, 576, 30},  {"ffn_up   1536x576", GgmlType::Q4_1, 1536, 576, 30},
+        {"ffn_down 576x1536", GgmlType::Q4_1, 576, 1536, 30},  {"lm_head 49152x576", GgmlType::Q8_0, 49152, 576, 1},
+    };
+    const Case others[] = {
+        {"Q4_0 1536x576    ", GgmlType::Q4_0, 1536, 576, 0}, {"Q5_0 2048x640    ", GgmlType::Q5_0, 2048, 640, 0},
+        {"Q8_0 1536x576    ", GgmlType::Q8_0, 1536, 576, 0}, {"Q4_K 640x1024    ", GgmlType::Q4_K, 640, 1024, 0},
+        {"Q6_K 640x2048    ", GgmlType::Q6_K, 640, 2048, 0}, {"F16  576x576     ", GgmlType::F16, 576, 576, 0},
+        {"F32  576x576     ", GgmlType::F32, 576, 576, 0},
+    };
+    std::mt19937 rng(1);
+    double decodeTotal = 0.0, prefillTotal = 0.0;
+    auto run = [&](const Case& c) {
+        const Matrix m = makeMatrix(c.type, c.rows, c.cols, rng);
+        const double bytes = static_cast<double>(m.bytes.size());
+        const double t1 = timeIt(m, 1, pool, seconds);
+        const double t64 = timeIt(m, 64, pool, seconds);
+        const double ops = 2.0 * c.rows * c.cols;
+        std::printf("%s %-5s  1 tok: %8.1f us %7.1f GB/s %7.1f GOP/s | 64 tok: %8.1f us %7.1f GOP/s\n", c.name,
+                    std::string(ggmlTypeName(c.type)).c_str(), t1 * 1e6, bytes / t1 / 1e9, ops / t1 / 1e9, t64 * 1e6,
+                    ops * 64 / t64 / 1e9);
+        decodeTotal += c.perModel * t1;
+        // Prefill needs the lm head for the last token only.
+        prefillTotal += c.perModel == 1 ? t1 : c.perModel * t64;
+    };
+    std::printf("SmolLM2-135M shapes:\n");
+    for (const Case& c : smol) run(c);
+    std::printf("matmul-only estimate: decode %.1f tok/s (%.2f ms/token), prefill-64 %.1f tok/s\n", 1.0 / decodeTotal,
+                decodeTotal * 1e3, 64.0 / prefillTotal);
+    std::printf("Other types:\n");
+    for (const Case& c : others) run(c);
+    return 0;
+}

@@ -1,0 +1,160 @@
+// matmul: quantise the activations once, then give each thread a contiguous
+// range of 4-row weight tiles; a tile is unpacked once and multiplied with all
+// tokens, so prefill reads each weight row from memory once per call.
+#include "matmul.h"
+
+#include "fp16.h"
+#include "quant_blocks.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+namespace kestrel::kernels {
+namespace {
+
+bool cpuHasAvx2() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+bool cpuHasAvx512Vnni() {
+    return cpuHasAvx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+}
+
+const IsaKernels* kernelsFor(CpuIsa isa) {
+    switch (isa) {
+    case CpuIsa::Scalar: return &scalarKernels();
+    case CpuIsa::Avx2: return cpuHasAvx2() ? avx2Kernels() : nullptr;
+    case CpuIsa::Avx512Vnni: return cpuHasAvx512Vnni() ? avx512Kernels() : nullptr;
+    }
+    return nullptr;
+}
+
+const IsaKernels& pickKernels() {
+    const char* env = std::getenv("KESTREL_CPU_ISA");
+    const std::string_view want = env ? env : "";
+    if (want == "scalar") return scalarKernels();
+    if (want == "avx2" && kernelsFor(CpuIsa::Avx2)) return *kernelsFor(CpuIsa::Avx2);
+    if (want == "avx512" || want == "avx512vnni" || want.empty() || want == "auto")
+        if (const IsaKernels* k = kernelsFor(CpuIsa::Avx512Vnni)) return *k;
+    if (want != "scalar")
+        if (const IsaKernels* k = kernelsFor(CpuIsa::Avx2)) return *k;
+    return scalarKernels();
+}
+
+const IsaKernels& activeKernels() {
+    static const IsaKernels& k = pickKernels();
+    return k;
+}
+
+// Scratch grows to the largest shape seen and is then reused: no allocation per call.
+std::vector<unsigned char>& threadScratch(size_t bytes) {
+    thread_local std::vector<unsigned char> buf;
+    if (buf.size() < bytes) buf.resize(bytes);
+    return buf;
+}
+
+struct ActivationBuffer {
+    std::vector<unsigned char> storage;
+    QuantActivations view;
+};
+
+ActivationBuffer& callerActivations() {
+    thread_local ActivationBuffer buf;
+    return buf;
+}
+
+bool isFloatType(GgmlType t) { return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16; }
+
+void matmulFloat(const IsaKernels& k, const WeightMatrix& w, const float* x, int64_t tokens, float* y,
+                 ThreadPool& pool) {
+    const int64_t tiles = (w.rows + kTileRows - 1) / kTileRows;
+    pool.parallelFor(tiles, [&](int64_t b, int64_t e, int) {
+        auto& scratch = threadScratch(static_cast<size_t>(w.cols) * kTileRows * sizeof(float));
+        auto* wf = reinterpret_cast<float*>(scratch.data());
+        for (int64_t tile = b; tile < e; ++tile) {
+            const int64_t r0 = tile * kTileRows;
+            const int rows = static_cast<int>(std::min<int64_t>(kTileRows, w.rows - r0));
+            const auto* src = static_cast<const uint8_t*>(w.data) + r0 * w.rowBytes;
+            const float* rowsF = wf;
+            if (w.type == GgmlType::F32 && w.rowBytes == static_cast<size_t>(w.cols) * 4) {
+                rowsF = reinterpret_cast<const float*>(src);
+            } else {
+                for (int r = 0; r < rows; ++r) k.toFloat(w.type, src + r * w.rowBytes, wf + r * w.cols, w.cols);
+            }
+            k.floatTile(rowsF, rows, x, tokens, w.cols, y + r0, w.rows);
+        }
+    });
+}
+
+void matmulInt(const IsaKernels& k, const WeightMatrix& w, const float* x, int64_t tokens, float* y,
+               ThreadPool& pool) {
+    const int64_t cp = padCols(w.cols);
+    ActivationBuffer& ab = callerActivations();
+    const size_t qsBytes = static_cast<size_t>(tokens * cp);
+    const size_t need = qsBytes + static_cast<size_t>(tokens * cp / 4 + tokens * cp / 16) * sizeof(float) + 128;
+    if (ab.storage.size() < need) ab.storage.resize(need);
+    auto base = (reinterpret_cast<uintptr_t>(ab.storage.data()) + 63) / 64 * 64;
+    auto* qs = reinterpret_cast<int8_t*>(base);
+    auto* dx4 = reinterpret_cast<float*>(base + (qsBytes + 63) / 64 * 64);
+    float* s16 = dx4 + tokens * cp / 4;
+    // Quantising is cheap next to the product; split it only when there are several tokens.
+    if (tokens >= 8)
+        pool.parallelFor(tokens, [&](int64_t b, int64_t e, int) { quantizeActivations(x, w.cols, b, e, qs, dx4, s16, cp); });
+    else
+        quantizeActivations(x, w.cols, 0, tokens, qs, dx4, s16, cp);
+    const QuantActivations act{tokens, cp, qs, dx4, s16};
+
+    const int64_t tiles = (w.rows + kTileRows - 1) / kTileRows;
+    pool.parallelFor(tiles, [&](int64_t b, int64_t e, int) {
+        auto& scratch = threadScratch(unpackedTileBytes(cp));
+        UnpackedTile tile = makeUnpackedTile(scratch.data(), cp);
+        for (int64_t t = b; t < e; ++t) {
+            const int64_t r0 = t * kTileRows;
+            const int rows = static_cast<int>(std::min<int64_t>(kTileRows, w.rows - r0));
+            unpackRows(w.type, static_cast<const uint8_t*>(w.data) + r0 * w.rowBytes, w.rowBytes, rows, w.cols, tile);
+            k.intTile(tile, act, y + r0, w.rows);
+        }
+    });
+}
+
+void matmulWith(const IsaKernels& k, const WeightMatrix& w, const float* x, int64_t tokens, float* y,
+                ThreadPool& pool) {
+    if (tokens <= 0 || w.rows <= 0) return;
+    if (isFloatType(w.type))
+        matmulFloat(k, w, x, tokens, y, pool);
+    else if (hasIntegerPath(w.type))
+        matmulInt(k, w, x, tokens, y, pool);
+    else
+        matmulReference(w, x, tokens, y);  // unsupported types are rejected at load; stay correct anyway
+}
+
+}  // namespace
+
+void matmul(const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool) {
+    matmulWith(activeKernels(), w, x, tokens, y, pool);
+}
+
+bool isaSupported(CpuIsa isa) { return kernelsFor(isa) != nullptr; }
+
+bool matmulWithIsa(CpuIsa isa, const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool) {
+    const IsaKernels* k = kernelsFor(isa);
+    matmulWith(k ? *k : activeKernels(), w, x, tokens, y, pool);
+    return k != nullptr;
+}
+
+const char* activeIsa() { return activeKernels().name; }
+
+void matmulReference(const WeightMatrix& w, const float* x, int64_t tokens, float* y) {
+    std::vector<float> row(static_cast<size_t>(w.cols));
+    for (int64_t r = 0; r < w.rows; ++r) {
+        dequantizeRow(w.type, static_cast<const uint8_t*>(w.data) + r * w.rowBytes, row.data(), w.cols);
+        for (int64_t t = 0; t < tokens; ++t) {
+            double acc = 0.0;
+            for (int64_t c = 0; c < w.cols; ++c) acc += static_cast<double>(row[c]) * x[t * w.cols + c];
+            y[t * w.rows + r] = static_cast<float>(acc);
+        }
+    }
+}
+
+}  // namespace kestrel::kernels

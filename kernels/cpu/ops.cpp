@@ -1,0 +1,263 @@
+// Norms, RoPE, GLU and vector helpers. The loops are written branch-free with
+// fixed-width partial sums so that the compiler vectorises them; target_clones
+// builds each hot function for baseline x86-64 and for Haswell (AVX2+FMA) and
+// the loader picks one per CPU.
+#include "ops.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <numbers>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define KESTREL_CLONES __attribute__((target_clones("arch=haswell", "default")))
+#else
+#define KESTREL_CLONES
+#endif
+
+namespace kestrel::kernels {
+namespace {
+
+// exp(x) for x <= 0 ish ranges used by sigmoid/softmax: 2^(x log2 e) split into
+// an integer power (built in the exponent bits) and a degree-6 polynomial on
+// [-0.5, 0.5]; relative error below 2e-7, no branches so it vectorises.
+[[gnu::always_inline]] inline float fastExp(float x) {
+    x = std::clamp(x, -87.0f, 88.0f);
+    const float t = x * 1.44269504088896341f;
+    const float fi = std::nearbyint(t);
+    const float f = t - fi;  // [-0.5, 0.5]
+    // 2^f minimax-ish (Taylor of e^(f ln2) to degree 6 is accurate enough here).
+    const float l = 0.693147180559945f;
+    const float y = f * l;
+    float p = 1.0f / 720.0f;
+    p = p * y + 1.0f / 120.0f;
+    p = p * y + 1.0f / 24.0f;
+    p = p * y + 1.0f / 6.0f;
+    p = p * y + 0.5f;
+    p = p * y + 1.0f;
+    p = p * y + 1.0f;
+    const int32_t e = static_cast<int32_t>(fi) + 127;
+    const float scaleBits = std::bit_cast<float>(static_cast<uint32_t>(e) << 23);
+    return p * scaleBits;
+}
+
+[[gnu::always_inline]] inline float sigmoid(float x) { return 1.0f / (1.0f + fastExp(-x)); }
+
+KESTREL_CLONES
+void rmsNormRows(const float* x, const float* gamma, float eps, float* y, int64_t begin, int64_t end,
+                 int64_t groupSize) {
+    for (int64_t g = begin; g < end; ++g) {
+        const float* xr = x + g * groupSize;
+        float* yr = y + g * groupSize;
+        float acc[8] = {};
+        int64_t i = 0;
+        for (; i + 8 <= groupSize; i += 8)
+            for (int l = 0; l < 8; ++l) acc[l] += xr[i + l] * xr[i + l];
+        float ss = 0.0f;
+        for (; i < groupSize; ++i) ss += xr[i] * xr[i];
+        for (float a : acc) ss += a;
+        const float inv = 1.0f / std::sqrt(ss / static_cast<float>(groupSize) + eps);
+        for (int64_t j = 0; j < groupSize; ++j) yr[j] = xr[j] * inv * gamma[j];
+    }
+}
+
+KESTREL_CLONES
+void gluRange(const float* gate, const float* up, float* out, int64_t begin, int64_t end, GluKind kind) {
+    if (kind == GluKind::Silu) {
+        for (int64_t i = begin; i < end; ++i) {
+            const float g = gate[i];
+            out[i] = g * sigmoid(g) * up[i];
+        }
+    } else {
+        // gelu_tanh(g) = 0.5 g (1 + tanh(u)) = g * sigmoid(2u), u = sqrt(2/pi) (g + 0.044715 g^3)
+        const float c = 2.0f * std::sqrt(2.0f / std::numbers::pi_v<float>);
+        for (int64_t i = begin; i < end; ++i) {
+            const float g = gate[i];
+            const float u = c * (g + 0.044715f * g * g * g);
+            out[i] = g * sigmoid(u) * up[i];
+        }
+    }
+}
+
+KESTREL_CLONES
+void ropeRows(float* x, int64_t begin, int64_t end, int64_t cols, int headDim, const int32_t* positions, int dims,
+              bool neox, const float* invFreq, float mscale) {
+    constexpr int kMaxPairs = 512;
+    float cosv[kMaxPairs];
+    float sinv[kMaxPairs];
+    const int pairs = std::min(dims / 2, kMaxPairs);
+    const int64_t heads = cols / headDim;
+    for (int64_t r = begin; r < end; ++r) {
+        const float pos = static_cast<float>(positions[r]);
+        for (int i = 0; i < pairs; ++i) {
+            const float theta = pos * invFreq[i];
+            cosv[i] = std::cos(theta) * mscale;
+            sinv[i] = std::sin(theta) * mscale;
+        }
+        for (int64_t h = 0; h < heads; ++h) {
+            float* v = x + r * cols + h * headDim;
+            if (neox) {
+                float* a = v;
+                float* b = v + pairs;
+                for (int i = 0; i < pairs; ++i) {
+                    const float x0 = a[i], x1 = b[i];
+                    a[i] = x0 * cosv[i] - x1 * sinv[i];
+                    b[i] = x0 * sinv[i] + x1 * cosv[i];
+                }
+            } else {
+                for (int i = 0; i < pairs; ++i) {
+                    const float x0 = v[2 * i], x1 = v[2 * i + 1];
+                    v[2 * i] = x0 * cosv[i] - x1 * sinv[i];
+                    v[2 * i + 1] = x0 * sinv[i] + x1 * cosv[i];
+                }
+            }
+        }
+    }
+}
+
+}  // namespace
+
+void rmsNorm(const float* x, const float* gamma, float eps, float* y, int64_t rows, int64_t cols, int64_t groupSize,
+             ThreadPool& pool) {
+    const int64_t groups = rows * (cols / groupSize);
+    // One token's norm is ~1 µs: threads only pay for prefill-sized batches.
+    if (groups * groupSize < 16384) {
+        rmsNormRows(x, gamma, eps, y, 0, groups, groupSize);
+        return;
+    }
+    pool.parallelFor(groups, [&](int64_t b, int64_t e, int) { rmsNormRows(x, gamma, eps, y, b, e, groupSize); },
+                     std::max<int64_t>(1, 4096 / groupSize));
+}
+
+float ropeFrequencies(const RopeConfig& cfg, float* invFreq) {
+    const int pairs = cfg.dims / 2;
+    float mscale = cfg.attnFactor;
+    const double twoPi = 2.0 * std::numbers::pi;
+    // yarn ramp bounds: the pair indices whose wavelength spans betaFast/betaSlow rotations
+    // over the original context.
+    auto corrDim = [&](double rotations) {
+        return cfg.dims * std::log(cfg.originalContext / (rotations * twoPi)) / (2.0 * std::log(cfg.base));
+    };
+    double yarnLow = 0, yarnHigh = 0;
+    if (cfg.scaling == RopeScaling::Yarn) {
+        yarnLow = std::max(0.0, std::floor(corrDim(cfg.yarnBetaFast)));
+        yarnHigh = std::min(static_cast<double>(cfg.dims - 1), std::ceil(corrDim(cfg.yarnBetaSlow)));
+        if (cfg.yarnExtFactor != 0.0f && cfg.factor > 1.0f) mscale *= 1.0f + 0.1f * std::log(cfg.factor);
+    }
+    for (int i = 0; i < pairs; ++i) {
+        double f = std::pow(static_cast<double>(cfg.base), -2.0 * i / cfg.dims);
+        if (cfg.freqFactors) f /= cfg.freqFactors[i];
+        switch (cfg.scaling) {
+        case RopeScaling::None: break;
+        case RopeScaling::Linear: f /= cfg.factor; break;
+        case RopeScaling::Llama3: {
+            const double wavelen = twoPi / f;
+            const double lowWavelen = cfg.originalContext / cfg.lowFreqFactor;
+            const double highWavelen = cfg.originalContext / cfg.highFreqFactor;
+            if (wavelen > lowWavelen) {
+                f /= cfg.factor;
+            } else if (wavelen >= highWavelen) {
+                const double smooth = (cfg.originalContext / wavelen - cfg.lowFreqFactor) /
+                                      (cfg.highFreqFactor - cfg.lowFreqFactor);
+                f = (1.0 - smooth) * f / cfg.factor + smooth * f;
+            }
+            break;
+        }
+        case RopeScaling::Yarn: {
+            const double ramp = std::clamp((i - yarnLow) / std::max(0.001, yarnHigh - yarnLow), 0.0, 1.0);
+            const double mix = (1.0 - ramp) * cfg.yarnExtFactor;
+            f = (f / cfg.factor) * (1.0 - mix) + f * mix;
+            break;
+        }
+        }
+        invFreq[i] = static_cast<float>(f);
+    }
+    return mscale;
+}
+
+void rope(float* x, int64_t rows, int64_t cols, int headDim, const int32_t* positions, int dims, bool neox,
+          const float* invFreq, float mscale, ThreadPool& pool) {
+    if (rows < 4) {
+        ropeRows(x, 0, rows, cols, headDim, positions, dims, neox, invFreq, mscale);
+        return;
+    }
+    pool.parallelFor(rows, [&](int64_t b, int64_t e, int) {
+        ropeRows(x, b, e, cols, headDim, positions, dims, neox, invFreq, mscale);
+    });
+}
+
+void glu(const float* gate, const float* up, float* out, int64_t n, GluKind kind, ThreadPool& pool) {
+    if (n < 32768) {
+        gluRange(gate, up, out, 0, n, kind);
+        return;
+    }
+    pool.parallelFor(n, [&](int64_t b, int64_t e, int) { gluRange(gate, up, out, b, e, kind); }, 8192);
+}
+
+KESTREL_CLONES
+void add(const float* a, const float* b, float* out, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+}
+
+KESTREL_CLONES
+void scale(const float* x, float s, float* out, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = x[i] * s;
+}
+
+KESTREL_CLONES
+void addBias(float* x, const float* bias, int64_t rows, int64_t cols) {
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) x[r * cols + c] += bias[c];
+}
+
+KESTREL_CLONES
+void softmax(float* x, int64_t n) {
+    if (n <= 0) return;
+    float m = x[0];
+    for (int64_t i = 1; i < n; ++i) m = std::max(m, x[i]);
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n; ++i) {
+        x[i] = fastExp(x[i] - m);
+        sum += x[i];
+    }
+    const float inv = 1.0f / sum;
+    for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
+void softcap(float* x, int64_t n, float cap) {
+    const float inv = 1.0f / cap;
+    for (int64_t i = 0; i < n; ++i) x[i] = cap * std::tanh(x[i] * inv);
+}
+
+uint16_t floatToHalf(float f) {
+    const uint32_t x = std::bit_cast<uint32_t>(f);
+    const uint32_t sign = (x >> 16) & 0x8000u;
+    uint32_t absx = x & 0x7fffffffu;
+    if (absx >= 0x7f800000u) return static_cast<uint16_t>(sign | (absx > 0x7f800000u ? 0x7e00u : 0x7c00u));
+    if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to inf
+    if (absx < 0x38800000u) {  // subnormal half
+        const float a = std::bit_cast<float>(absx) * 16777216.0f;  // * 2^24
+        return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::nearbyint(a)));
+    }
+    // normal: rebias exponent, round mantissa to nearest even
+    const uint32_t mant = absx & 0x7fffffu;
+    uint32_t h = ((absx >> 23) - 112u) << 10 | (mant >> 13);
+    const uint32_t rest = mant & 0x1fffu;
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
+    return static_cast<uint16_t>(sign | h);
+}
+
+float halfToFloat(uint16_t h) {
+    const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+    const uint32_t exp = (h >> 10) & 0x1fu;
+    const uint32_t mant = h & 0x3ffu;
+    if (exp == 0) {
+        const float v = static_cast<float>(mant) * (1.0f / 16777216.0f);
+        return sign ? -v : v;
+    }
+    if (exp == 31) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));
+    return std::bit_cast<float>(sign | ((exp + 112u) << 23) | (mant << 13));
+}
+
+}  // namespace kestrel::kernels

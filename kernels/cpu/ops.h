@@ -1,0 +1,109 @@
+// Element-wise and per-row operations of a transformer step, on the CPU:
+// RMS norm, rotary position embedding, gated linear units, causal attention
+// over a KV cache, and the small vector helpers around them.
+//
+// Every function works on float32 row-major activations ([rows, cols], row
+// stride = cols unless stated), never allocates, and takes a ThreadPool where
+// splitting the work over rows or heads pays. The hot loops are compiled
+// twice (baseline x86-64 and AVX2+FMA+F16C, picked once from cpuid), so the
+// library runs on any x86-64 CPU. Thread-safety: functions are pure over
+// their arguments; one call per ThreadPool at a time.
+#pragma once
+
+#include "thread_pool.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kestrel::kernels {
+
+// y = x / rms(x) * gamma for each group of `groupSize` values of each row.
+// groupSize == cols: the usual per-token norm; groupSize == headDim: the
+// per-head Q/K norm of qwen3/gemma3 (gamma then holds headDim values).
+// `y` may alias `x`.
+void rmsNorm(const float* x, const float* gamma, float eps, float* y, int64_t rows, int64_t cols,
+             int64_t groupSize, ThreadPool& pool);
+
+// How RoPE stretches its frequencies for long contexts.
+enum class RopeScaling { None, Linear, Llama3, Yarn };
+
+struct RopeConfig {
+    int dims = 0;             // rotated dims per head (<= headDim); the rest pass through
+    float base = 10000.0f;    // theta base
+    bool neox = false;        // pairs (i, i + dims/2) instead of (2i, 2i + 1)
+    RopeScaling scaling = RopeScaling::None;
+    float factor = 1.0f;      // context stretch factor (linear, llama3, yarn)
+    float lowFreqFactor = 1.0f;   // llama3
+    float highFreqFactor = 4.0f;  // llama3
+    float originalContext = 0.0f; // llama3, yarn: training context before stretching
+    float yarnBetaFast = 32.0f;
+    float yarnBetaSlow = 1.0f;
+    float yarnExtFactor = 1.0f;   // 0 disables the yarn ramp (pure interpolation)
+    float attnFactor = 1.0f;      // multiplies cos/sin (yarn's magnitude correction on top)
+    const float* freqFactors = nullptr;  // optional per-pair divisors (GGUF rope_freqs.weight), dims/2 values
+};
+
+// Fills invFreq[dims/2] with each pair's angular speed after scaling, and
+// returns the magnitude multiplier for cos/sin (1 unless yarn/attnFactor).
+// Yarn's blend of interpolated and extrapolated frequencies is linear in the
+// position, so it folds into the per-pair speed.
+float ropeFrequencies(const RopeConfig& cfg, float* invFreq);
+
+// Rotates, in place, every head of each row of x ([rows, cols], cols = heads * headDim)
+// by its token's position. invFreq/mscale from ropeFrequencies.
+void rope(float* x, int64_t rows, int64_t cols, int headDim, const int32_t* positions, int dims, bool neox,
+          const float* invFreq, float mscale, ThreadPool& pool);
+
+enum class GluKind { Silu, GeluTanh };
+
+// out = act(gate) * up, n values. `out` may alias gate or up.
+void glu(const float* gate, const float* up, float* out, int64_t n, GluKind kind, ThreadPool& pool);
+
+// Vector helpers (n values; out may alias an input).
+void add(const float* a, const float* b, float* out, int64_t n);
+void scale(const float* x, float s, float* out, int64_t n);
+// x[r][c] += bias[c] for each of `rows` rows.
+void addBias(float* x, const float* bias, int64_t rows, int64_t cols);
+// In-place numerically stable softmax of n values.
+void softmax(float* x, int64_t n);
+// x = cap * tanh(x / cap).
+void softcap(float* x, int64_t n, float cap);
+
+// Storage of one layer's K or V in a contiguous cache: position p's vector for
+// kv head h starts at base + p * rowStride + h * headDim elements.
+enum class KvType { F32, F16 };
+
+struct KvView {
+    KvType type = KvType::F32;
+    void* k = nullptr;
+    void* v = nullptr;
+    int64_t rowStride = 0;  // elements between consecutive positions (kvHeads * headDim)
+};
+
+// Writes rows of k and v ([tokens, kvHeads * headDim]) at their positions.
+void storeKv(const float* k, const float* v, int64_t tokens, const int32_t* positions, int64_t rowWidth,
+             const KvView& cache);
+
+struct AttentionConfig {
+    int heads = 0;
+    int kvHeads = 0;       // heads % kvHeads == 0 (grouped-query attention)
+    int headDim = 0;       // of Q and K
+    int valueDim = 0;      // of V and the output
+    float scale = 1.0f;    // applied to q.k
+    int slidingWindow = 0; // > 0: key j visible from position p only if p - j < window
+    float softcap = 0.0f;  // > 0: scores = softcap * tanh(scores / softcap)
+};
+
+// Causal attention: out[t][h] = sum_j softmax_j(q[t][h] . K[j][h/g]) V[j][h/g]
+// over cached positions j <= positions[t] (and inside the window). q is
+// [tokens, heads * headDim]; out is [tokens, heads * valueDim]. Keys are
+// consumed in blocks with a running maximum (online softmax), so no score
+// buffer is needed whatever the context length.
+void attention(const float* q, int64_t tokens, const int32_t* positions, const KvView& cache,
+               const AttentionConfig& cfg, float* out, ThreadPool& pool);
+
+// IEEE half conversions (round to nearest even), for caches and tests.
+uint16_t floatToHalf(float f);
+float halfToFloat(uint16_t h);
+
+}  // namespace kestrel::kernels

@@ -1,0 +1,115 @@
+// Internal to kernels/cpu: GGML block layouts and the two intermediate forms
+// every integer matmul path shares.
+//
+// Why an intermediate form: ggml has a dozen block formats, and writing a SIMD
+// dot product per format per ISA is where bugs hide. Instead a tile of weight
+// rows is first unpacked (once per call, per thread, into L1-sized scratch) to
+//   u8 quants, a float scale per group of 4 quants, a float correction per 16,
+// so that every format is  w = scale * u + corr/(dx*sum).  The ISA kernels then
+// only implement one product: u8 weights x s8 activations (VNNI's dpbusd),
+// multiplied by per-lane float scales. The correction terms (minimums and the
+// zero-point offset of signed formats) are a short float dot with per-16 sums
+// of the activations.
+#pragma once
+
+#include "ggml_types.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kestrel::kernels {
+
+constexpr int kQK = 32;      // elements per block of the 32-block formats
+constexpr int kQKK = 256;    // elements per K-quant super block
+constexpr int kPadCols = 64; // intermediate rows are padded to whole 64-element pairs
+
+#pragma pack(push, 1)
+struct BlockQ4_0 { uint16_t d; uint8_t qs[16]; };
+struct BlockQ4_1 { uint16_t d, m; uint8_t qs[16]; };
+struct BlockQ5_0 { uint16_t d; uint8_t qh[4]; uint8_t qs[16]; };
+struct BlockQ5_1 { uint16_t d, m; uint8_t qh[4]; uint8_t qs[16]; };
+struct BlockQ8_0 { uint16_t d; int8_t qs[32]; };
+struct BlockQ2_K { uint8_t scales[16]; uint8_t qs[64]; uint16_t d, dmin; };
+struct BlockQ3_K { uint8_t hmask[32]; uint8_t qs[64]; uint8_t scales[12]; uint16_t d; };
+struct BlockQ4_K { uint16_t d, dmin; uint8_t scales[12]; uint8_t qs[128]; };
+struct BlockQ5_K { uint16_t d, dmin; uint8_t scales[12]; uint8_t qh[32]; uint8_t qs[128]; };
+struct BlockQ6_K { uint8_t ql[128]; uint8_t qh[64]; int8_t scales[16]; uint16_t d; };
+#pragma pack(pop)
+static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_1) == 20 && sizeof(BlockQ5_0) == 22);
+static_assert(sizeof(BlockQ5_1) == 24 && sizeof(BlockQ8_0) == 34 && sizeof(BlockQ2_K) == 84);
+static_assert(sizeof(BlockQ3_K) == 110 && sizeof(BlockQ4_K) == 144 && sizeof(BlockQ5_K) == 176);
+static_assert(sizeof(BlockQ6_K) == 210);
+
+// The 6-bit scale j (0..7) and min j of a Q4_K/Q5_K super block.
+inline void kScaleMin(const uint8_t* s, int j, uint8_t& sc, uint8_t& m) {
+    if (j < 4) {
+        sc = s[j] & 63;
+        m = s[j + 4] & 63;
+    } else {
+        sc = (s[j + 4] & 0xf) | ((s[j - 4] >> 6) << 4);
+        m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+    }
+}
+
+inline int64_t padCols(int64_t cols) { return (cols + kPadCols - 1) / kPadCols * kPadCols; }
+
+// Activations quantised to int8, one scale per 32 values (absmax/127). Layout
+// per token (stride = colsPadded elements): qs[colsPadded], dx4[colsPadded/4]
+// (the block scale repeated for each lane of 4 quants, so kernels load it as a
+// vector), s16[colsPadded/16] = dx * sum of 16 quants. Padding is zero.
+struct QuantActivations {
+    int64_t tokens = 0;
+    int64_t colsPadded = 0;
+    const int8_t* qs = nullptr;
+    const float* dx4 = nullptr;
+    const float* s16 = nullptr;
+};
+
+// A tile of at most kTileRows weight rows in the intermediate form. Layout per
+// row (stride colsPadded): u[colsPadded], scale4[colsPadded/4], corr16[colsPadded/16].
+// `signedU` marks Q8_0: u holds w + 128, which AVX2's saturating maddubs cannot
+// take, so that path flips it back to signed.
+constexpr int kTileRows = 4;
+struct UnpackedTile {
+    int rows = 0;
+    int64_t colsPadded = 0;
+    uint8_t* u = nullptr;
+    float* scale4 = nullptr;
+    float* corr16 = nullptr;
+    bool signedU = false;
+};
+
+// Bytes of scratch an UnpackedTile needs, 64-byte aligned pieces included.
+size_t unpackedTileBytes(int64_t colsPadded);
+UnpackedTile makeUnpackedTile(void* scratch, int64_t colsPadded);
+
+// Unpack rows [0, rows) of `w` (rowBytes apart) into `tile`. False for a type
+// without an integer path.
+bool unpackRows(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols, UnpackedTile& tile);
+bool hasIntegerPath(GgmlType type);
+
+// Quantise tokens [t0, t1) of x (cols apart) into the buffers of `act`.
+void quantizeActivations(const float* x, int64_t cols, int64_t t0, int64_t t1, int8_t* qs, float* dx4, float* s16,
+                         int64_t colsPadded);
+
+// Per-ISA kernels.
+// Integer: y[t * yStride + r] = sum_c w[r][c] x[t][c] for r < tile.rows, t < act.tokens.
+using IntTileFn = void (*)(const UnpackedTile& tile, const QuantActivations& act, float* y, int64_t yStride);
+// Float: w is `rows` float rows of `cols`; x is tokens float rows of `cols`.
+using FloatTileFn = void (*)(const float* w, int rows, const float* x, int64_t tokens, int64_t cols, float* y,
+                             int64_t yStride);
+// Convert one row of F16/BF16 to float (F32 weights are used in place).
+using ToFloatFn = void (*)(GgmlType type, const void* src, float* dst, int64_t n);
+
+struct IsaKernels {
+    const char* name;
+    IntTileFn intTile;
+    FloatTileFn floatTile;
+    ToFloatFn toFloat;
+};
+
+const IsaKernels& scalarKernels();
+const IsaKernels* avx2Kernels();    // nullptr when not compiled in
+const IsaKernels* avx512Kernels();  // nullptr when not compiled in
+
+}  // namespace kestrel::kernels

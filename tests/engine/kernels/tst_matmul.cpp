@@ -1,0 +1,205 @@
+// Every matmul path (scalar, AVX2, AVX-512 VNNI where this CPU has them) against
+// references on random data of awkward shapes. Outputs are poisoned with NaN
+// before each run, so an element a path forgets to write fails the comparison.
+// Bounds on the normalised error ||y - ref|| / ||ref||:
+//   float weights (F32/F16/BF16) vs matmulReference: 1e-5 per case (float accumulation only);
+//   quantised weights vs a double-precision product of the dequantised weights with
+//   the activations rounded the way the kernels round them (int8 per 32 values):
+//   1e-4 per case, so any layout or indexing slip shows;
+//   quantised weights vs matmulReference, over all cases of a type: 1e-2 (the
+//   int8 activations cost about 0.5%; per case it is noisier when an output
+//   happens to be near zero).
+#include "matmul.h"
+#include "thread_pool.h"
+
+#include <QtTest>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+using namespace kestrel;
+using namespace kestrel::kernels;
+
+namespace {
+
+struct ScaleField {
+    GgmlType type;
+    std::vector<int> offsets;  // f16 scale fields in a block
+};
+
+// Random bytes exercise every bit of a layout; the f16 scales are set to sane
+// values because random scale bits would be inf/NaN now and then.
+const ScaleField kScaleFields[] = {
+    {GgmlType::Q4_0, {0}},     {GgmlType::Q4_1, {0, 2}},  {GgmlType::Q5_0, {0}},    {GgmlType::Q5_1, {0, 2}},
+    {GgmlType::Q8_0, {0}},     {GgmlType::Q2_K, {80, 82}}, {GgmlType::Q3_K, {108}},  {GgmlType::Q4_K, {0, 2}},
+    {GgmlType::Q5_K, {0, 2}},  {GgmlType::Q6_K, {208}},
+};
+
+uint16_t halfOf(float f) {
+    uint16_t h;
+    quantizeRow(GgmlType::F16, &f, &h, 1);
+    return h;
+}
+
+std::vector<uint8_t> randomWeights(GgmlType type, int64_t rows, int64_t cols, std::mt19937& rng) {
+    const auto traits = *ggmlTypeTraits(type);
+    const size_t rowBytes = *ggmlRowBytes(type, static_cast<uint64_t>(cols));
+    std::vector<uint8_t> w(rowBytes * rows);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    if (traits.blockSize == 1) {
+        std::vector<float> row(static_cast<size_t>(cols));
+        for (int64_t r = 0; r < rows; ++r) {
+            for (auto& v : row) v = dist(rng);
+            quantizeRow(type, row.data(), w.data() + r * rowBytes, cols);
+        }
+        return w;
+    }
+    std::uniform_int_distribution<int> byte(0, 255);
+    for (auto& b : w) b = static_cast<uint8_t>(byte(rng));
+    for (const auto& sf : kScaleFields) {
+        if (sf.type != type) continue;
+        const size_t blocks = w.size() / traits.blockBytes;
+        for (size_t b = 0; b < blocks; ++b)
+            for (int off : sf.offsets) {
+                const uint16_t h = halfOf(dist(rng) * 0.05f);
+                std::memcpy(w.data() + b * traits.blockBytes + off, &h, 2);
+            }
+    }
+    return w;
+}
+
+double normalisedError(const std::vector<float>& y, const std::vector<float>& ref) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < y.size(); ++i) {
+        const double d = static_cast<double>(y[i]) - ref[i];
+        num += d * d;  // NaN (an unwritten output) propagates and fails the bound
+        den += static_cast<double>(ref[i]) * ref[i];
+    }
+    return std::sqrt(num / den);
+}
+
+// What the integer paths compute, in double: activations rounded to int8 with
+// one absmax/127 scale per 32 values.
+std::vector<float> quantisedActivationReference(const WeightMatrix& w, const std::vector<float>& x, int64_t tokens) {
+    std::vector<double> xq(x.size());
+    for (size_t b = 0; b < x.size(); b += 32) {
+        float amax = 0;
+        for (size_t j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b + j]));
+        const float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
+        for (size_t j = 0; j < 32; ++j) xq[b + j] = static_cast<double>(d) * std::nearbyint(x[b + j] * id);
+    }
+    std::vector<float> row(static_cast<size_t>(w.cols)), y(static_cast<size_t>(w.rows * tokens));
+    for (int64_t r = 0; r < w.rows; ++r) {
+        dequantizeRow(w.type, static_cast<const uint8_t*>(w.data) + r * w.rowBytes, row.data(), w.cols);
+        for (int64_t t = 0; t < tokens; ++t) {
+            double acc = 0;
+            for (int64_t c = 0; c < w.cols; ++c) acc += row[static_cast<size_t>(c)] * xq[static_cast<size_t>(t * w.cols + c)];
+            y[static_cast<size_t>(t * w.rows + r)] = static_cast<float>(acc);
+        }
+    }
+    return y;
+}
+
+const char* isaName(CpuIsa isa) {
+    switch (isa) {
+    case CpuIsa::Scalar: return "scalar";
+    case CpuIsa::Avx2: return "avx2";
+    case CpuIsa::Avx512Vnni: return "avx512vnni";
+    }
+    return "?";
+}
+
+}  // namespace
+
+class TestMatmul : public QObject {
+    Q_OBJECT
+
+private slots:
+    void pathsMatchReference_data() {
+        QTest::addColumn<int>("type");
+        for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q4_0, GgmlType::Q4_1,
+                           GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q2_K, GgmlType::Q3_K,
+                           GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K})
+            QTest::newRow(ggmlTypeName(t).data()) << static_cast<int>(t);
+    }
+
+    void pathsMatchReference() {
+        QFETCH(int, type);
+        const auto t = static_cast<GgmlType>(type);
+        const auto traits = *ggmlTypeTraits(t);
+        QVERIFY(traits.computeSupported);
+        const bool isFloat = traits.blockSize == 1;
+        const double bound = isFloat ? 1e-5 : 1e-4;
+        const double aggregateBound = 1e-2;
+        double aggNum = 0, aggDen = 0;
+        // Float types get odd column counts; block types 1..5 whole blocks.
+        const int64_t unit = isFloat ? 13 : traits.blockSize;
+        ThreadPool pool(2);
+        std::mt19937 rng(static_cast<unsigned>(type) * 977u);
+        std::normal_distribution<float> dist(0.0f, 1.0f);
+        int paths = 0;
+        double worst = 0.0;
+        for (int64_t rows : {1, 3, 17, 100})
+            for (int64_t tokens : {1, 2, 5, 64})
+                for (int64_t blocks = 1; blocks <= 5; ++blocks) {
+                    const int64_t cols = blocks * unit;
+                    const std::vector<uint8_t> wbytes = randomWeights(t, rows, cols, rng);
+                    const WeightMatrix w{t, wbytes.data(), rows, cols, *ggmlRowBytes(t, static_cast<uint64_t>(cols))};
+                    std::vector<float> x(static_cast<size_t>(tokens * cols));
+                    for (auto& v : x) v = dist(rng);
+                    std::vector<float> ref(static_cast<size_t>(tokens * rows));
+                    matmulReference(w, x.data(), tokens, ref.data());
+                    double refNorm = 0;
+                    for (float v : ref) refNorm += static_cast<double>(v) * v;
+                    QVERIFY2(refNorm > 0, "reference output is all zeros: the comparison would prove nothing");
+                    const std::vector<float> exact = isFloat ? ref : quantisedActivationReference(w, x, tokens);
+                    for (CpuIsa isa : {CpuIsa::Scalar, CpuIsa::Avx2, CpuIsa::Avx512Vnni}) {
+                        if (!isaSupported(isa)) continue;
+                        std::vector<float> y(ref.size(), std::nanf(""));
+                        QVERIFY(matmulWithIsa(isa, w, x.data(), tokens, y.data(), pool));
+                        const double err = normalisedError(y, exact);
+                        for (size_t i = 0; i < y.size(); ++i) {
+                            aggNum += (static_cast<double>(y[i]) - ref[i]) * (static_cast<double>(y[i]) - ref[i]);
+                            aggDen += static_cast<double>(ref[i]) * ref[i];
+                        }
+                        worst = std::max(worst, err);
+                        ++paths;
+                        if (!(err < bound))
+                            QFAIL(qPrintable(QStringLiteral("%1 %2: rows %3 tokens %4 cols %5: error %6 >= %7")
+                                                 .arg(isaName(isa)).arg(ggmlTypeName(t).data()).arg(rows).arg(tokens)
+                                                 .arg(cols).arg(err).arg(bound)));
+                    }
+                }
+        const double aggregate = std::sqrt(aggNum / aggDen);
+        qInfo("%s: %d path runs, worst per-case error %.3g (bound %.0e), error vs float activations %.3g (bound %.0e)",
+              ggmlTypeName(t).data(), paths, worst, bound, aggregate, aggregateBound);
+        QVERIFY2(aggregate < aggregateBound, "error against the float-activation reference is too large");
+    }
+
+    void activeIsaIsKnown() {
+        const QByteArray isa = activeIsa();
+        QVERIFY2(isa == "scalar" || isa == "avx2" || isa == "avx512vnni", isa.constData());
+        qInfo("active ISA: %s", isa.constData());
+    }
+
+    // Threads split rows; the result must not depend on how many there are.
+    void threadCountDoesNotChangeResult() {
+        std::mt19937 rng(3);
+        const int64_t rows = 37, cols = 256, tokens = 7;
+        const auto wbytes = randomWeights(GgmlType::Q4_K, rows, cols, rng);
+        const WeightMatrix w{GgmlType::Q4_K, wbytes.data(), rows, cols, *ggmlRowBytes(GgmlType::Q4_K, cols)};
+        std::normal_distribution<float> dist(0.0f, 1.0f);
+        std::vector<float> x(static_cast<size_t>(tokens * cols));
+        for (auto& v : x) v = dist(rng);
+        std::vector<float> y1(static_cast<size_t>(rows * tokens), std::nanf("")), y3 = y1;
+        ThreadPool one(1), three(3);
+        matmul(w, x.data(), tokens, y1.data(), one);
+        matmul(w, x.data(), tokens, y3.data(), three);
+        for (size_t i = 0; i < y1.size(); ++i) QCOMPARE(y3[i], y1[i]);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestMatmul)
+#include "tst_matmul.moc"
