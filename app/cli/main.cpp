@@ -24,6 +24,7 @@ constexpr Command kCommands[] = {
     {"bench", kestrel::cli::runBench,
      "bench -m FILE [-p 512] [-n 128] [--threads K] [--device D] [--repeat R] [--json]"},
     {"info", kestrel::cli::runInfo, "info -m FILE   architecture, hyperparameters, tensor types, memory"},
+    {"synth", kestrel::cli::runSynth, "synth -o FILE --shape llama3-8b|llama2-7b|llama3-70b|smollm2-135m [--type q4_0] [--layers N] [--seed S]   random-weight GGUF"},
     {"chat", kestrel::cli::runChat,
      "chat [-m FILE] [--system TEXT] [--temp T] [--seed S] [--threads K] [-n N]   terminal chat"},
 };
