@@ -1,0 +1,155 @@
+// The compute interface the model layer is written against.
+//
+// A Backend owns where memory lives and how ops run: the CPU backend keeps
+// weights in the GGUF mapping and runs kernels/cpu on its own ThreadPool; a
+// CUDA backend will hold weights in device memory and replay one captured
+// graph per decode step. So the interface is coarse (one call per op over a
+// whole batch), data-dependent values travel in backend tensors (token ids,
+// positions), and no op needs the host to read a result mid-step.
+//
+// Placement is a property of each object: every Weight, Tensor and KV cache
+// reports its device, so one model may later span devices.
+//
+// Ownership: objects made by a backend must be used with that backend and
+// must not outlive it. Thread-safety: a backend runs one op at a time; give
+// each concurrently stepped sequence its own backend (they may share weights
+// of a CPU backend, which are read-only views of the mapping).
+#pragma once
+
+#include "gguf_file.h"
+#include "kestrel/status.h"
+#include "kv_cache.h"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace kestrel::backend {
+
+// A weight tensor as the backend keeps it. rows x cols in GGUF terms: cols =
+// dims[0] (the row length), rows = the product of the other dims.
+class Weight {
+public:
+    virtual ~Weight() = default;
+    const std::string& name() const { return name_; }
+    GgmlType type() const { return type_; }
+    int64_t rows() const { return rows_; }
+    int64_t cols() const { return cols_; }
+    virtual int device() const = 0;  // -1: host
+
+protected:
+    Weight(std::string name, GgmlType type, int64_t rows, int64_t cols)
+        : name_(std::move(name)), type_(type), rows_(rows), cols_(cols) {}
+
+private:
+    std::string name_;
+    GgmlType type_;
+    int64_t rows_, cols_;
+};
+
+// Float32 activations [rows, cols], allocated once for `capacityRows` rows;
+// rows can be lowered and raised again (a batch shorter than the maximum).
+class Tensor {
+public:
+    virtual ~Tensor() = default;
+    int64_t rows() const { return rows_; }
+    int64_t cols() const { return cols_; }
+    int64_t capacityRows() const { return capacity_; }
+    void setRows(int64_t rows) { rows_ = rows < 0 ? 0 : (rows > capacity_ ? capacity_ : rows); }
+    virtual int device() const = 0;
+
+protected:
+    Tensor(int64_t capacity, int64_t cols) : rows_(capacity), cols_(cols), capacity_(capacity) {}
+
+private:
+    int64_t rows_, cols_, capacity_;
+};
+
+// int32 values (token ids, positions): capacity fixed at creation, size settable.
+class IndexTensor {
+public:
+    virtual ~IndexTensor() = default;
+    int64_t size() const { return size_; }
+    int64_t capacity() const { return capacity_; }
+    virtual int device() const = 0;
+
+protected:
+    explicit IndexTensor(int64_t capacity) : size_(0), capacity_(capacity) {}
+    int64_t size_;
+    int64_t capacity_;
+    friend class Backend;
+};
+
+enum class GluKind { Silu, GeluTanh };
+enum class RopeScaling { None, Linear, Llama3, Yarn };
+
+struct RopeParams {
+    int dims = 0;            // rotated dims per head
+    float base = 10000.0f;
+    float freqScale = 1.0f;  // 1 / factor of linear scaling (kept for the CUDA kernels' convention)
+    bool neox = false;       // rotate pairs (i, i + dims/2) instead of (2i, 2i + 1)
+    RopeScaling scaling = RopeScaling::None;
+    float factor = 1.0f;
+    float lowFreqFactor = 1.0f;    // llama3
+    float highFreqFactor = 4.0f;   // llama3
+    float originalContext = 0.0f;  // llama3, yarn
+    float yarnBetaFast = 32.0f;
+    float yarnBetaSlow = 1.0f;
+    float yarnExtFactor = 1.0f;
+    float attnFactor = 1.0f;
+    const Weight* freqFactors = nullptr;  // rope_freqs.weight (F32, dims/2), when the model has one
+};
+
+struct AttentionParams {
+    int heads = 0;
+    int kvHeads = 0;
+    int headDim = 0;
+    float scale = 1.0f;
+    int slidingWindow = 0;  // 0: full causal attention
+    float softcap = 0.0f;   // 0: none
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual std::string name() const = 0;
+
+    // A weight from the file; the CPU backend keeps a pointer into the mapping
+    // (the GgufFile must outlive the weight). Rejects types it cannot compute with.
+    virtual Result<std::unique_ptr<Weight>> uploadWeight(const gguf::TensorInfo& info) = 0;
+
+    virtual Result<std::unique_ptr<Tensor>> createTensor(int64_t capacityRows, int64_t cols) = 0;
+    virtual Result<std::unique_ptr<IndexTensor>> createIndexTensor(int64_t capacity) = 0;
+    virtual Result<std::unique_ptr<runtime::KvCache>> createKvCache(const runtime::KvCacheSpec& spec) = 0;
+
+    // Host <-> backend transfers (the only host-visible points of a step).
+    virtual Status upload(IndexTensor& dst, std::span<const int32_t> values) = 0;  // sets size
+    virtual Status upload(Tensor& dst, std::span<const float> values) = 0;       // rows * cols values
+    virtual Status download(const Tensor& src, std::span<float> out) = 0;        // rows * cols values
+
+    // out[i] = table row ids[i] (dequantised); out.rows = ids.size.
+    virtual void embed(const Weight& table, const IndexTensor& ids, Tensor& out) = 0;
+    // y[t] = W x[t]; y.rows = x.rows.
+    virtual void matmul(const Weight& w, const Tensor& x, Tensor& y) = 0;
+    virtual void addBias(Tensor& x, const Weight& bias) = 0;
+    // Per group of groupSize values (groupSize = cols, or head size for Q/K norm); y may be x.
+    virtual void rmsNorm(const Tensor& x, const Weight& gamma, float eps, Tensor& y, int groupSize) = 0;
+    virtual void rope(Tensor& x, int headDim, const IndexTensor& positions, const RopeParams& p) = 0;
+    // Writes k, v rows at their positions of one layer of the cache.
+    virtual void storeKv(const Tensor& k, const Tensor& v, runtime::KvCache& kv, int layer,
+                         const IndexTensor& positions) = 0;
+    virtual void attention(const Tensor& q, runtime::KvCache& kv, int layer, const IndexTensor& positions,
+                           const AttentionParams& p, Tensor& out) = 0;
+    virtual void glu(const Tensor& gate, const Tensor& up, GluKind kind, Tensor& out) = 0;
+    virtual void add(const Tensor& a, const Tensor& b, Tensor& out) = 0;
+    virtual void scale(Tensor& x, float s) = 0;
+    virtual void softcap(Tensor& x, float cap) = 0;
+    // dst rows [0, count) = src rows [srcRow, srcRow + count); dst.rows = count.
+    virtual void copyRows(const Tensor& src, int64_t srcRow, int64_t count, Tensor& dst) = 0;
+
+protected:
+    static void setIndexSize(IndexTensor& t, int64_t n) { t.size_ = n; }
+};
+
+}  // namespace kestrel::backend

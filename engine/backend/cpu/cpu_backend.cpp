@@ -1,0 +1,191 @@
+#include "cpu_backend.h"
+
+#include "matmul.h"
+#include "ops.h"
+
+#include <cstring>
+#include <vector>
+
+namespace kestrel::backend {
+namespace {
+
+class CpuWeight final : public Weight {
+public:
+    CpuWeight(const gguf::TensorInfo& info, size_t rowBytes)
+        : Weight(info.name, info.type, static_cast<int64_t>(info.rows()), static_cast<int64_t>(info.rowLength())),
+          data_(info.data), rowBytes_(rowBytes) {}
+    int device() const override { return -1; }
+    kernels::WeightMatrix matrix() const {
+        return kernels::WeightMatrix{type(), data_, rows(), cols(), rowBytes_};
+    }
+    const float* f32() const { return reinterpret_cast<const float*>(data_); }
+    const uint8_t* bytes() const { return data_; }
+    size_t rowBytes() const { return rowBytes_; }
+
+private:
+    const uint8_t* data_;
+    size_t rowBytes_;
+};
+
+class CpuTensor final : public Tensor {
+public:
+    CpuTensor(int64_t capacity, int64_t cols) : Tensor(capacity, cols), data_(static_cast<size_t>(capacity * cols)) {}
+    int device() const override { return -1; }
+    std::vector<float> data_;
+};
+
+class CpuIndexTensor final : public IndexTensor {
+public:
+    explicit CpuIndexTensor(int64_t capacity) : IndexTensor(capacity), data_(static_cast<size_t>(capacity)) {}
+    int device() const override { return -1; }
+    std::vector<int32_t> data_;
+};
+
+const CpuWeight& cw(const Weight& w) { return static_cast<const CpuWeight&>(w); }
+CpuTensor& ct(Tensor& t) { return static_cast<CpuTensor&>(t); }
+const CpuTensor& ct(const Tensor& t) { return static_cast<const CpuTensor&>(t); }
+const int32_t* ids(const IndexTensor& t) { return static_cast<const CpuIndexTensor&>(t).data_.data(); }
+
+kernels::KvView kvView(runtime::KvCache& kv, int layer) {
+    const runtime::KvLayer l = kv.layer(layer);
+    return kernels::KvView{kv.spec().storage == runtime::KvStorage::F16 ? kernels::KvType::F16 : kernels::KvType::F32,
+                           l.k, l.v, l.rowStride};
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend(int threads) : pool_(std::make_unique<kernels::ThreadPool>(threads)) {}
+CpuBackend::~CpuBackend() = default;
+
+std::string CpuBackend::name() const { return "cpu (" + std::string(kernels::activeIsa()) + ")"; }
+int CpuBackend::threads() const { return pool_->size(); }
+
+float* CpuBackend::data(Tensor& t) { return ct(t).data_.data(); }
+const float* CpuBackend::data(const Tensor& t) { return ct(t).data_.data(); }
+
+Result<std::unique_ptr<Weight>> CpuBackend::uploadWeight(const gguf::TensorInfo& info) {
+    const auto traits = ggmlTypeTraits(info.type);
+    if (!traits || !traits->computeSupported)
+        return Status(ErrorCode::Unsupported, "tensor '" + info.name + "' has type " +
+                                                  std::string(ggmlTypeName(info.type)) +
+                                                  ", which the CPU backend cannot compute with");
+    const auto rowBytes = ggmlRowBytes(info.type, info.rowLength());
+    if (!rowBytes || !info.data)
+        return Status(ErrorCode::InvalidFile, "tensor '" + info.name + "': rows are not whole blocks of its type");
+    return std::unique_ptr<Weight>(std::make_unique<CpuWeight>(info, *rowBytes));
+}
+
+Result<std::unique_ptr<Tensor>> CpuBackend::createTensor(int64_t capacityRows, int64_t cols) {
+    if (capacityRows <= 0 || cols <= 0) return Status(ErrorCode::InvalidArgument, "tensor size must be positive");
+    return std::unique_ptr<Tensor>(std::make_unique<CpuTensor>(capacityRows, cols));
+}
+
+Result<std::unique_ptr<IndexTensor>> CpuBackend::createIndexTensor(int64_t capacity) {
+    if (capacity <= 0) return Status(ErrorCode::InvalidArgument, "index tensor size must be positive");
+    return std::unique_ptr<IndexTensor>(std::make_unique<CpuIndexTensor>(capacity));
+}
+
+Result<std::unique_ptr<runtime::KvCache>> CpuBackend::createKvCache(const runtime::KvCacheSpec& spec) {
+    auto cache = runtime::ContiguousKvCache::create(spec);
+    if (!cache) return cache.status();
+    return std::unique_ptr<runtime::KvCache>(std::move(cache).value());
+}
+
+Status CpuBackend::upload(IndexTensor& dst, std::span<const int32_t> values) {
+    if (static_cast<int64_t>(values.size()) > dst.capacity())
+        return Status(ErrorCode::InvalidArgument, "index upload larger than its tensor");
+    std::memcpy(static_cast<CpuIndexTensor&>(dst).data_.data(), values.data(), values.size_bytes());
+    setIndexSize(dst, static_cast<int64_t>(values.size()));
+    return Status::ok();
+}
+
+Status CpuBackend::upload(Tensor& dst, std::span<const float> values) {
+    if (static_cast<int64_t>(values.size()) != dst.rows() * dst.cols())
+        return Status(ErrorCode::InvalidArgument, "tensor upload size does not match rows * cols");
+    std::memcpy(data(dst), values.data(), values.size_bytes());
+    return Status::ok();
+}
+
+Status CpuBackend::download(const Tensor& src, std::span<float> out) {
+    if (static_cast<int64_t>(out.size()) != src.rows() * src.cols())
+        return Status(ErrorCode::InvalidArgument, "tensor download size does not match rows * cols");
+    std::memcpy(out.data(), data(src), out.size_bytes());
+    return Status::ok();
+}
+
+void CpuBackend::embed(const Weight& table, const IndexTensor& idx, Tensor& out) {
+    const CpuWeight& w = cw(table);
+    out.setRows(idx.size());
+    const int32_t* id = ids(idx);
+    for (int64_t t = 0; t < idx.size(); ++t)
+        kernels::dequantizeRow(w.type(), w.bytes() + static_cast<size_t>(id[t]) * w.rowBytes(),
+                               data(out) + t * out.cols(), w.cols());
+}
+
+void CpuBackend::matmul(const Weight& w, const Tensor& x, Tensor& y) {
+    y.setRows(x.rows());
+    kernels::matmul(cw(w).matrix(), data(x), x.rows(), data(y), *pool_);
+}
+
+void CpuBackend::addBias(Tensor& x, const Weight& bias) {
+    kernels::addBias(data(x), cw(bias).f32(), x.rows(), x.cols());
+}
+
+void CpuBackend::rmsNorm(const Tensor& x, const Weight& gamma, float eps, Tensor& y, int groupSize) {
+    y.setRows(x.rows());
+    kernels::rmsNorm(data(x), cw(gamma).f32(), eps, data(y), x.rows(), x.cols(), groupSize, *pool_);
+}
+
+void CpuBackend::rope(Tensor& x, int headDim, const IndexTensor& positions, const RopeParams& p) {
+    kernels::RopeConfig cfg;
+    cfg.dims = p.dims;
+    cfg.base = p.base;
+    cfg.neox = p.neox;
+    cfg.scaling = static_cast<kernels::RopeScaling>(p.scaling);
+    cfg.factor = p.factor;
+    cfg.lowFreqFactor = p.lowFreqFactor;
+    cfg.highFreqFactor = p.highFreqFactor;
+    cfg.originalContext = p.originalContext;
+    cfg.yarnBetaFast = p.yarnBetaFast;
+    cfg.yarnBetaSlow = p.yarnBetaSlow;
+    cfg.yarnExtFactor = p.yarnExtFactor;
+    cfg.attnFactor = p.attnFactor;
+    cfg.freqFactors = p.freqFactors ? cw(*p.freqFactors).f32() : nullptr;
+    float invFreq[512];
+    const float mscale = kernels::ropeFrequencies(cfg, invFreq);
+    kernels::rope(data(x), x.rows(), x.cols(), headDim, ids(positions), p.dims, p.neox, invFreq, mscale, *pool_);
+}
+
+void CpuBackend::storeKv(const Tensor& k, const Tensor& v, runtime::KvCache& kv, int layer,
+                         const IndexTensor& positions) {
+    kernels::storeKv(data(k), data(v), k.rows(), ids(positions), k.cols(), kvView(kv, layer));
+}
+
+void CpuBackend::attention(const Tensor& q, runtime::KvCache& kv, int layer, const IndexTensor& positions,
+                           const AttentionParams& p, Tensor& out) {
+    kernels::AttentionConfig cfg{p.heads, p.kvHeads, p.headDim, p.headDim, p.scale, p.slidingWindow, p.softcap};
+    out.setRows(q.rows());
+    kernels::attention(data(q), q.rows(), ids(positions), kvView(kv, layer), cfg, data(out), *pool_);
+}
+
+void CpuBackend::glu(const Tensor& gate, const Tensor& up, GluKind kind, Tensor& out) {
+    out.setRows(gate.rows());
+    kernels::glu(data(gate), data(up), data(out), gate.rows() * gate.cols(),
+                 kind == GluKind::Silu ? kernels::GluKind::Silu : kernels::GluKind::GeluTanh, *pool_);
+}
+
+void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& out) {
+    out.setRows(a.rows());
+    kernels::add(data(a), data(b), data(out), a.rows() * a.cols());
+}
+
+void CpuBackend::scale(Tensor& x, float s) { kernels::scale(data(x), s, data(x), x.rows() * x.cols()); }
+
+void CpuBackend::softcap(Tensor& x, float cap) { kernels::softcap(data(x), x.rows() * x.cols(), cap); }
+
+void CpuBackend::copyRows(const Tensor& src, int64_t srcRow, int64_t count, Tensor& dst) {
+    dst.setRows(count);
+    std::memcpy(data(dst), data(src) + srcRow * src.cols(), sizeof(float) * static_cast<size_t>(count * src.cols()));
+}
+
+}  // namespace kestrel::backend

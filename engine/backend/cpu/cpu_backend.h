@@ -1,0 +1,54 @@
+// The CPU backend: weights are zero-copy views of the GGUF mapping, ops are
+// kernels/cpu functions run on a ThreadPool this backend owns.
+//
+// Thread-safety: one op at a time (the pool runs one parallelFor at a time).
+// Weights created here stay valid while the GgufFile they point into lives.
+#pragma once
+
+#include "backend.h"
+#include "thread_pool.h"
+
+namespace kestrel::backend {
+
+class CpuBackend final : public Backend {
+public:
+    explicit CpuBackend(int threads);  // threads <= 0: one per core
+    ~CpuBackend() override;
+
+    std::string name() const override;
+    int threads() const;
+    kernels::ThreadPool& pool() { return *pool_; }
+
+    Result<std::unique_ptr<Weight>> uploadWeight(const gguf::TensorInfo& info) override;
+    Result<std::unique_ptr<Tensor>> createTensor(int64_t capacityRows, int64_t cols) override;
+    Result<std::unique_ptr<IndexTensor>> createIndexTensor(int64_t capacity) override;
+    Result<std::unique_ptr<runtime::KvCache>> createKvCache(const runtime::KvCacheSpec& spec) override;
+
+    Status upload(IndexTensor& dst, std::span<const int32_t> values) override;
+    Status upload(Tensor& dst, std::span<const float> values) override;
+    Status download(const Tensor& src, std::span<float> out) override;
+
+    void embed(const Weight& table, const IndexTensor& ids, Tensor& out) override;
+    void matmul(const Weight& w, const Tensor& x, Tensor& y) override;
+    void addBias(Tensor& x, const Weight& bias) override;
+    void rmsNorm(const Tensor& x, const Weight& gamma, float eps, Tensor& y, int groupSize) override;
+    void rope(Tensor& x, int headDim, const IndexTensor& positions, const RopeParams& p) override;
+    void storeKv(const Tensor& k, const Tensor& v, runtime::KvCache& kv, int layer,
+                 const IndexTensor& positions) override;
+    void attention(const Tensor& q, runtime::KvCache& kv, int layer, const IndexTensor& positions,
+                   const AttentionParams& p, Tensor& out) override;
+    void glu(const Tensor& gate, const Tensor& up, GluKind kind, Tensor& out) override;
+    void add(const Tensor& a, const Tensor& b, Tensor& out) override;
+    void scale(Tensor& x, float s) override;
+    void softcap(Tensor& x, float cap) override;
+    void copyRows(const Tensor& src, int64_t srcRow, int64_t count, Tensor& dst) override;
+
+    // Host pointers of CPU objects (for tests and the model layer's host-side checks).
+    static float* data(Tensor& t);
+    static const float* data(const Tensor& t);
+
+private:
+    std::unique_ptr<kernels::ThreadPool> pool_;
+};
+
+}  // namespace kestrel::backend

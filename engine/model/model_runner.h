@@ -1,0 +1,75 @@
+// One sequence's state on a loaded model: its KV cache, its scratch, its position.
+//
+// Usage:
+//   auto runner = ModelRunner::create(model, backend, /*contextLength*/ 4096, /*maxBatch*/ 64);
+//   std::vector<float> logits;
+//   runner->forward(promptIds, LogitsMode::LastOnly, logits);   // prefill: logits of the last token
+//   runner->forward({&next, 1}, LogitsMode::LastOnly, logits);  // decode one token
+//   runner->truncate(n);                                        // rewind to the first n positions
+//
+// forward() appends tokens at position(), splitting them into chunks of at
+// most maxBatch; it fails (without changing any state) when the tokens would
+// pass the context length or an id is outside the vocabulary. All buffers are
+// allocated by create(); a step allocates nothing (logitsOut is resized,
+// which only allocates when it grows).
+//
+// Ownership: keeps the LoadedModel alive; `backend` must be the one the model
+// was loaded on and outlive the runner. Thread-safety: none; one thread steps a
+// runner at a time. Different runners on different backends may run at once.
+#pragma once
+
+#include "loaded_model.h"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace kestrel::model {
+
+enum class LogitsMode {
+    LastOnly,  // logitsOut = vocabSize values for the last token
+    All,       // logitsOut = tokens.size() * vocabSize values, token-major
+};
+
+struct RunnerOptions {
+    int64_t contextLength = 0;  // 0: the model's trained context
+    int maxBatch = 64;          // tokens per internal step (prefill chunk)
+    runtime::KvStorage kvStorage = runtime::KvStorage::F16;
+};
+
+class ModelRunner {
+public:
+    static Result<std::unique_ptr<ModelRunner>> create(std::shared_ptr<const LoadedModel> model, backend::Backend& be,
+                                                       const RunnerOptions& options);
+    static Result<std::unique_ptr<ModelRunner>> create(std::shared_ptr<const LoadedModel> model, backend::Backend& be,
+                                                       int64_t contextLength, int maxBatch);
+    ~ModelRunner();
+
+    Status forward(std::span<const int32_t> tokens, LogitsMode mode, std::vector<float>& logitsOut);
+
+    int64_t position() const { return position_; }
+    int64_t contextLength() const { return contextLength_; }
+    int vocabSize() const { return model_->config().vocabSize; }
+    // Forget positions >= n (no-op if n >= position()).
+    void truncate(int64_t n);
+    const LoadedModel& model() const { return *model_; }
+    const runtime::KvCache& kvCache() const { return *kv_; }
+
+private:
+    ModelRunner() = default;
+    Status project(int64_t row, int64_t count, float* out);
+
+    std::shared_ptr<const LoadedModel> model_;
+    backend::Backend* be_ = nullptr;
+    std::unique_ptr<runtime::KvCache> kv_;
+    Scratch scratch_;
+    std::unique_ptr<backend::Tensor> lastRows_, logits_;
+    std::vector<int32_t> positionsHost_;
+    int64_t contextLength_ = 0;
+    int maxBatch_ = 0;
+    int logitRows_ = 0;
+    int64_t position_ = 0;
+};
+
+}  // namespace kestrel::model

@@ -1,0 +1,271 @@
+// kernels/cpu/ops against naive double-precision references on random inputs
+// of awkward sizes. Outputs are poisoned with NaN before each run; the error is
+// max |got - ref| / max |ref| with the bound stated at each check.
+#include "ops.h"
+#include "thread_pool.h"
+
+#include <QtTest>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+using namespace kestrel::kernels;
+
+namespace {
+
+std::vector<float> randomVec(size_t n, std::mt19937& rng, float lo = -2.0f, float hi = 2.0f) {
+    std::uniform_real_distribution<float> d(lo, hi);
+    std::vector<float> v(n);
+    for (float& x : v) x = d(rng);
+    return v;
+}
+
+template <typename A, typename B>
+double relErr(const A& got, const B& ref) {
+    double maxDiff = 0, maxRef = 0;
+    for (size_t i = 0; i < ref.size(); ++i) {
+        const double g = got[i];
+        if (std::isnan(g)) return std::numeric_limits<double>::infinity();
+        maxDiff = std::max(maxDiff, std::abs(g - static_cast<double>(ref[i])));
+        maxRef = std::max(maxRef, std::abs(static_cast<double>(ref[i])));
+    }
+    return maxRef > 0 ? maxDiff / maxRef : maxDiff;
+}
+
+std::vector<float> poisoned(size_t n) { return std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()); }
+
+}  // namespace
+
+class TestCpuOps : public QObject {
+    Q_OBJECT
+    ThreadPool pool_{2};
+
+private slots:
+    void rmsNormMatchesReference_data() {
+        QTest::addColumn<int>("rows");
+        QTest::addColumn<int>("cols");
+        QTest::addColumn<int>("group");
+        QTest::newRow("token norm 1x577") << 1 << 577 << 577;
+        QTest::newRow("token norm 37x640 (threaded)") << 37 << 640 << 640;
+        QTest::newRow("per-head 5x(7*48)") << 5 << 7 * 48 << 48;
+        QTest::newRow("per-head 3x(4*13)") << 3 << 4 * 13 << 13;
+    }
+    void rmsNormMatchesReference() {
+        QFETCH(int, rows);
+        QFETCH(int, cols);
+        QFETCH(int, group);
+        std::mt19937 rng(rows * 1000 + cols);
+        auto x = randomVec(static_cast<size_t>(rows * cols), rng);
+        auto g = randomVec(static_cast<size_t>(group), rng, 0.5f, 1.5f);
+        const float eps = 1e-6f;
+        std::vector<double> ref(x.size());
+        for (int gi = 0; gi < rows * cols / group; ++gi) {
+            double ss = 0;
+            for (int j = 0; j < group; ++j) ss += double(x[gi * group + j]) * x[gi * group + j];
+            const double inv = 1.0 / std::sqrt(ss / group + eps);
+            for (int j = 0; j < group; ++j) ref[gi * group + j] = x[gi * group + j] * inv * g[j];
+        }
+        auto y = poisoned(x.size());
+        rmsNorm(x.data(), g.data(), eps, y.data(), rows, cols, group, pool_);
+        QVERIFY2(relErr(y, ref) < 1e-5, "rmsNorm error above 1e-5");
+        // in place
+        rmsNorm(x.data(), g.data(), eps, x.data(), rows, cols, group, pool_);
+        QVERIFY2(relErr(x, ref) < 1e-5, "in-place rmsNorm error above 1e-5");
+    }
+
+    void ropeMatchesReference_data() {
+        QTest::addColumn<bool>("neox");
+        QTest::addColumn<int>("headDim");
+        QTest::addColumn<int>("dims");
+        QTest::newRow("normal 64/64") << false << 64 << 64;
+        QTest::newRow("neox 256/256") << true << 256 << 256;
+        QTest::newRow("neox partial 80/32") << true << 80 << 32;
+        QTest::newRow("normal partial 48/20") << false << 48 << 20;
+    }
+    void ropeMatchesReference() {
+        QFETCH(bool, neox);
+        QFETCH(int, headDim);
+        QFETCH(int, dims);
+        const int heads = 3, rows = 9;
+        const int cols = heads * headDim;
+        std::mt19937 rng(headDim + dims);
+        auto x = randomVec(static_cast<size_t>(rows * cols), rng);
+        std::vector<int32_t> pos(rows);
+        std::uniform_int_distribution<int> pd(0, 4095);
+        for (int& p : pos) p = pd(rng);
+        pos[0] = 0;
+        RopeConfig cfg;
+        cfg.dims = dims;
+        cfg.base = 10000.0f;
+        cfg.neox = neox;
+        std::vector<float> inv(static_cast<size_t>(dims / 2));
+        const float ms = ropeFrequencies(cfg, inv.data());
+        QCOMPARE(ms, 1.0f);
+        std::vector<double> ref(x.begin(), x.end());
+        for (int r = 0; r < rows; ++r)
+            for (int h = 0; h < heads; ++h)
+                for (int i = 0; i < dims / 2; ++i) {
+                    const double theta = pos[r] * std::pow(10000.0, -2.0 * i / dims);
+                    const int a = r * cols + h * headDim + (neox ? i : 2 * i);
+                    const int b = a + (neox ? dims / 2 : 1);
+                    ref[a] = x[a] * std::cos(theta) - x[b] * std::sin(theta);
+                    ref[b] = x[a] * std::sin(theta) + x[b] * std::cos(theta);
+                }
+        rope(x.data(), rows, cols, headDim, pos.data(), dims, neox, inv.data(), ms, pool_);
+        // float32 angles at positions < 4096 lose ~4096 * 2^-24 rad: bound 5e-4.
+        QVERIFY2(relErr(x, ref) < 5e-4, "rope error above 5e-4");
+    }
+
+    void ropeScalingFrequencies() {
+        RopeConfig cfg;
+        cfg.dims = 64;
+        cfg.base = 500000.0f;
+        std::vector<float> plain(32), lin(32), ll3(32);
+        ropeFrequencies(cfg, plain.data());
+        cfg.scaling = RopeScaling::Linear;
+        cfg.factor = 4.0f;
+        ropeFrequencies(cfg, lin.data());
+        for (int i = 0; i < 32; ++i) QVERIFY(std::abs(lin[i] * 4.0f - plain[i]) <= 1e-6f * plain[i]);
+        cfg.scaling = RopeScaling::Llama3;
+        cfg.factor = 8.0f;
+        cfg.lowFreqFactor = 1.0f;
+        cfg.highFreqFactor = 4.0f;
+        cfg.originalContext = 8192.0f;
+        ropeFrequencies(cfg, ll3.data());
+        // Fast pairs (wavelength < 2048) unchanged, slow pairs (wavelength > 8192) divided by 8.
+        QCOMPARE(ll3[0], plain[0]);
+        QVERIFY(std::abs(ll3[31] * 8.0f - plain[31]) <= 1e-6f * plain[31]);
+        for (int i = 0; i < 32; ++i) QVERIFY(ll3[i] <= plain[i] && ll3[i] >= plain[i] / 8.0f * 0.999f);
+    }
+
+    void gluMatchesReference_data() {
+        QTest::addColumn<int>("kind");
+        QTest::addColumn<int>("n");
+        QTest::newRow("silu 1537") << 0 << 1537;
+        QTest::newRow("gelu 2047") << 1 << 2047;
+        QTest::newRow("silu 70001 (threaded)") << 0 << 70001;
+        QTest::newRow("gelu 40003 (threaded)") << 1 << 40003;
+    }
+    void gluMatchesReference() {
+        QFETCH(int, kind);
+        QFETCH(int, n);
+        std::mt19937 rng(n);
+        auto g = randomVec(static_cast<size_t>(n), rng, -12.0f, 12.0f);
+        auto u = randomVec(static_cast<size_t>(n), rng);
+        std::vector<double> ref(static_cast<size_t>(n));
+        for (int i = 0; i < n; ++i) {
+            const double x = g[i];
+            const double act = kind == 0 ? x / (1.0 + std::exp(-x))
+                                         : 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+            ref[i] = act * u[i];
+        }
+        auto out = poisoned(static_cast<size_t>(n));
+        glu(g.data(), u.data(), out.data(), n, kind == 0 ? GluKind::Silu : GluKind::GeluTanh, pool_);
+        QVERIFY2(relErr(out, ref) < 1e-5, "glu error above 1e-5");
+    }
+
+    void softmaxAndSoftcap() {
+        std::mt19937 rng(7);
+        auto x = randomVec(1001, rng, -30.0f, 30.0f);
+        std::vector<double> ref(x.size());
+        double m = -1e30, s = 0;
+        for (float v : x) m = std::max(m, double(v));
+        for (size_t i = 0; i < x.size(); ++i) s += (ref[i] = std::exp(x[i] - m));
+        for (double& r : ref) r /= s;
+        auto y = x;
+        softmax(y.data(), static_cast<int64_t>(y.size()));
+        QVERIFY2(relErr(y, ref) < 1e-5, "softmax error above 1e-5");
+        auto c = x;
+        softcap(c.data(), static_cast<int64_t>(c.size()), 5.0f);
+        for (size_t i = 0; i < x.size(); ++i) ref[i] = 5.0 * std::tanh(x[i] / 5.0);
+        QVERIFY2(relErr(c, ref) < 1e-6, "softcap error above 1e-6");
+    }
+
+    void halfConversion() {
+        const float values[] = {0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f, 5.9604645e-08f, 0.333333f, 1e5f};
+        const uint16_t bits[] = {0x0000, 0x3c00, 0xc100, 0x7bff, 0x0400, 0x0001, 0x3555, 0x7c00};
+        for (size_t i = 0; i < std::size(values); ++i) {
+            QCOMPARE(floatToHalf(values[i]), bits[i]);
+            if (i < 7) QVERIFY(std::abs(halfToFloat(bits[i]) - values[i]) <= std::abs(values[i]) * 1e-3f);
+        }
+        // Round-trip of every finite half is exact.
+        for (uint32_t h = 0; h < 0x7c00; ++h) QCOMPARE(floatToHalf(halfToFloat(static_cast<uint16_t>(h))), uint16_t(h));
+    }
+
+    void attentionMatchesReference_data() {
+        QTest::addColumn<bool>("f16");
+        QTest::addColumn<int>("heads");
+        QTest::addColumn<int>("kvHeads");
+        QTest::addColumn<int>("headDim");
+        QTest::addColumn<int>("window");
+        QTest::addColumn<float>("softcapValue");
+        QTest::newRow("f32 gqa 9/3 d64") << false << 9 << 3 << 64 << 0 << 0.0f;
+        QTest::newRow("f16 gqa 9/3 d64") << true << 9 << 3 << 64 << 0 << 0.0f;
+        QTest::newRow("f16 mqa 4/1 d256 window 37") << true << 4 << 1 << 256 << 37 << 0.0f;
+        QTest::newRow("f32 mha 2/2 d20 softcap") << false << 2 << 2 << 20 << 0 << 30.0f;
+        QTest::newRow("f32 3/1 d13 window 5") << false << 3 << 1 << 13 << 5 << 0.0f;
+    }
+    void attentionMatchesReference() {
+        QFETCH(bool, f16);
+        QFETCH(int, heads);
+        QFETCH(int, kvHeads);
+        QFETCH(int, headDim);
+        QFETCH(int, window);
+        QFETCH(float, softcapValue);
+        // 150 cached positions (more than two 64-key blocks), then 11 new tokens at 150..160.
+        const int past = 150, tokens = 11, total = past + tokens;
+        const int rowW = kvHeads * headDim;
+        std::mt19937 rng(heads * 100 + headDim);
+        auto kAll = randomVec(static_cast<size_t>(total * rowW), rng);
+        auto vAll = randomVec(static_cast<size_t>(total * rowW), rng);
+        auto q = randomVec(static_cast<size_t>(tokens * heads * headDim), rng, -1.5f, 1.5f);
+        std::vector<int32_t> allPos(total);
+        for (int i = 0; i < total; ++i) allPos[i] = i;
+
+        std::vector<uint8_t> kStore(static_cast<size_t>(total * rowW) * 4), vStore(kStore.size());
+        KvView view{f16 ? KvType::F16 : KvType::F32, kStore.data(), vStore.data(), rowW};
+        storeKv(kAll.data(), vAll.data(), past, allPos.data(), rowW, view);
+        storeKv(kAll.data() + past * rowW, vAll.data() + past * rowW, tokens, allPos.data() + past, rowW, view);
+        if (f16)  // the reference sees what the cache holds
+            for (size_t i = 0; i < kAll.size(); ++i) {
+                kAll[i] = halfToFloat(floatToHalf(kAll[i]));
+                vAll[i] = halfToFloat(floatToHalf(vAll[i]));
+            }
+
+        AttentionConfig cfg{heads, kvHeads, headDim, headDim, 1.0f / std::sqrt(float(headDim)), window, softcapValue};
+        std::vector<double> ref(static_cast<size_t>(tokens * heads * headDim));
+        for (int t = 0; t < tokens; ++t)
+            for (int h = 0; h < heads; ++h) {
+                const int p = past + t, kvh = h / (heads / kvHeads);
+                std::vector<double> s;
+                std::vector<int> js;
+                for (int j = 0; j <= p; ++j) {
+                    if (window > 0 && p - j >= window) continue;
+                    double d = 0;
+                    for (int i = 0; i < headDim; ++i)
+                        d += double(q[(t * heads + h) * headDim + i]) * kAll[j * rowW + kvh * headDim + i];
+                    d *= cfg.scale;
+                    if (softcapValue > 0) d = softcapValue * std::tanh(d / softcapValue);
+                    s.push_back(d);
+                    js.push_back(j);
+                }
+                double m = -1e300, sum = 0;
+                for (double v : s) m = std::max(m, v);
+                for (double& v : s) sum += (v = std::exp(v - m));
+                for (int i = 0; i < headDim; ++i) {
+                    double acc = 0;
+                    for (size_t n = 0; n < s.size(); ++n) acc += s[n] / sum * vAll[js[n] * rowW + kvh * headDim + i];
+                    ref[(t * heads + h) * headDim + i] = acc;
+                }
+            }
+        auto out = poisoned(ref.size());
+        attention(q.data(), tokens, allPos.data() + past, view, cfg, out.data(), pool_);
+        const double err = relErr(out, ref);
+        QVERIFY2(err < 1e-5, qPrintable(QStringLiteral("attention error %1 above 1e-5").arg(err)));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestCpuOps)
+#include "tst_cpu_ops.moc"
