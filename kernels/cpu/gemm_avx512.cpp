@@ -7,6 +7,9 @@
 
 #include <immintrin.h>
 
+#include <cstring>
+#include <type_traits>
+
 namespace kestrel::kernels {
 namespace {
 
@@ -83,6 +86,86 @@ void intTileAvx512(const UnpackedTile& tile, const QuantActivations& act, float*
     }
 }
 
+// Bit j of a block's 32-bit qh, as 0x10 in byte j.
+inline __m256i highBits(const uint8_t* qhBytes) {
+    uint32_t qh;
+    std::memcpy(&qh, qhBytes, 4);
+    const __m256i shuf = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3,
+                                          3, 3, 3, 3, 3, 3, 3);
+    const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
+    const __m256i bytes = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(qh)), shuf), bit);
+    return _mm256_and_si256(_mm256_cmpeq_epi8(bytes, bit), _mm256_set1_epi8(0x10));
+}
+
+inline float hsum256(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+// One token, 32-element formats, straight from the blocks. Per block:
+//   y += (dw * dx) * dot(u, xq) + cw * (dx * sum xq)
+// with u the unsigned quants; cw = m for Q4_1, else k * dw with k the zero point
+// (-8, -16, -128), applied once per row.
+template <GgmlType Type>
+void rowsOneToken32(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols, const QuantActivations& act,
+                    float* y) {
+    const int64_t nb = cols / kQK;
+    const __m128i m4 = _mm_set1_epi8(0x0f);
+    const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+    constexpr float k = Type == GgmlType::Q4_0 ? -8.0f : Type == GgmlType::Q5_0 ? -16.0f : Type == GgmlType::Q8_0 ? -128.0f : 1.0f;
+    for (int64_t r = 0; r < rows; ++r) {
+        const uint8_t* row = w + r * rowBytes;
+        __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+        float corr = 0.0f;
+        for (int64_t b = 0; b < nb; ++b) {
+            const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(act.qs + b * 32));
+            const float dx = act.dx4[b * 8];
+            const float sb = act.s16[2 * b] + act.s16[2 * b + 1];
+            __m256i wv;
+            float dw, cw;
+            if constexpr (Type == GgmlType::Q8_0) {
+                const auto* blk = reinterpret_cast<const BlockQ8_0*>(row) + b;
+                wv = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qs)), flip);
+                dw = _cvtsh_ss(blk->d);
+                cw = dw;
+            } else {
+                using Block = std::conditional_t<Type == GgmlType::Q4_0, BlockQ4_0,
+                                                 std::conditional_t<Type == GgmlType::Q4_1, BlockQ4_1, BlockQ5_0>>;
+                const auto* blk = reinterpret_cast<const Block*>(row) + b;
+                const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk->qs));
+                wv = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), m4), _mm_and_si128(raw, m4));
+                if constexpr (Type == GgmlType::Q5_0) wv = _mm256_or_si256(wv, highBits(blk->qh));
+                dw = _cvtsh_ss(blk->d);
+                if constexpr (Type == GgmlType::Q4_1)
+                    cw = _cvtsh_ss(blk->m);
+                else
+                    cw = dw;
+            }
+            const __m256 f = _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(), wv, xv));
+            // Two accumulators halve the FMA dependency chain.
+            if (b & 1)
+                acc1 = _mm256_fmadd_ps(f, _mm256_set1_ps(dw * dx), acc1);
+            else
+                acc0 = _mm256_fmadd_ps(f, _mm256_set1_ps(dw * dx), acc0);
+            corr += cw * sb;
+        }
+        y[r] = hsum256(_mm256_add_ps(acc0, acc1)) + k * corr;
+    }
+}
+
+bool rowsOneTokenAvx512(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
+                        const QuantActivations& act, float* y) {
+    switch (type) {
+    case GgmlType::Q4_0: rowsOneToken32<GgmlType::Q4_0>(w, rowBytes, rows, cols, act, y); return true;
+    case GgmlType::Q4_1: rowsOneToken32<GgmlType::Q4_1>(w, rowBytes, rows, cols, act, y); return true;
+    case GgmlType::Q5_0: rowsOneToken32<GgmlType::Q5_0>(w, rowBytes, rows, cols, act, y); return true;
+    case GgmlType::Q8_0: rowsOneToken32<GgmlType::Q8_0>(w, rowBytes, rows, cols, act, y); return true;
+    default: return false;
+    }
+}
+
 void floatTileAvx512(const float* w, int rows, const float* x, int64_t tokens, int64_t cols, float* y,
                      int64_t yStride) {
     for (int r = 0; r < rows; ++r)
@@ -106,7 +189,7 @@ void toFloatAvx512(GgmlType type, const void* src, float* dst, int64_t n) {
                              dst + i, n - i);
 }
 
-const IsaKernels kAvx512{"avx512vnni", intTileAvx512, floatTileAvx512, toFloatAvx512};
+const IsaKernels kAvx512{"avx512vnni", unpackRowsAvx2, intTileAvx512, floatTileAvx512, toFloatAvx512, quantizeActivationsAvx2, rowsOneTokenAvx512};
 
 }  // namespace
 

@@ -100,10 +100,24 @@ void matmulInt(const IsaKernels& k, const WeightMatrix& w, const float* x, int64
     float* s16 = dx4 + tokens * cp / 4;
     // Quantising is cheap next to the product; split it only when there are several tokens.
     if (tokens >= 8)
-        pool.parallelFor(tokens, [&](int64_t b, int64_t e, int) { quantizeActivations(x, w.cols, b, e, qs, dx4, s16, cp); });
+        pool.parallelFor(tokens, [&](int64_t b, int64_t e, int) { k.quantize(x, w.cols, b, e, qs, dx4, s16, cp); });
     else
-        quantizeActivations(x, w.cols, 0, tokens, qs, dx4, s16, cp);
+        k.quantize(x, w.cols, 0, tokens, qs, dx4, s16, cp);
     const QuantActivations act{tokens, cp, qs, dx4, s16};
+
+    if (tokens == 1 && k.rowsOneToken) {
+        // Probe on an empty range: does this ISA have a direct one-token kernel for the type?
+        if (k.rowsOneToken(w.type, static_cast<const uint8_t*>(w.data), w.rowBytes, 0, w.cols, act, y)) {
+            pool.parallelFor(
+                w.rows,
+                [&](int64_t b, int64_t e, int) {
+                    k.rowsOneToken(w.type, static_cast<const uint8_t*>(w.data) + b * w.rowBytes, w.rowBytes, e - b,
+                                   w.cols, act, y + b);
+                },
+                16);
+            return;
+        }
+    }
 
     const int64_t tiles = (w.rows + kTileRows - 1) / kTileRows;
     pool.parallelFor(tiles, [&](int64_t b, int64_t e, int) {
@@ -112,7 +126,7 @@ void matmulInt(const IsaKernels& k, const WeightMatrix& w, const float* x, int64
         for (int64_t t = b; t < e; ++t) {
             const int64_t r0 = t * kTileRows;
             const int rows = static_cast<int>(std::min<int64_t>(kTileRows, w.rows - r0));
-            unpackRows(w.type, static_cast<const uint8_t*>(w.data) + r0 * w.rowBytes, w.rowBytes, rows, w.cols, tile);
+            k.unpack(w.type, static_cast<const uint8_t*>(w.data) + r0 * w.rowBytes, w.rowBytes, rows, w.cols, tile);
             k.intTile(tile, act, y + r0, w.rows);
         }
     });

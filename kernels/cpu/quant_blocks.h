@@ -87,6 +87,12 @@ UnpackedTile makeUnpackedTile(void* scratch, int64_t colsPadded);
 // without an integer path.
 bool unpackRows(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols, UnpackedTile& tile);
 bool hasIntegerPath(GgmlType type);
+// The same, with AVX2 for the common formats (others go to unpackRows). Only
+// call it after cpuid reported AVX2.
+bool unpackRowsAvx2(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols, UnpackedTile& tile);
+// Zero the padding of row r past `cols` (zero weights and scales add nothing).
+void padTileRow(UnpackedTile& tile, int r, int64_t cols);
+using UnpackRowsFn = bool (*)(GgmlType, const uint8_t*, size_t, int, int64_t, UnpackedTile&);
 
 // Quantise tokens [t0, t1) of x (cols apart) into the buffers of `act`.
 void quantizeActivations(const float* x, int64_t cols, int64_t t0, int64_t t1, int8_t* qs, float* dx4, float* s16,
@@ -101,12 +107,27 @@ using FloatTileFn = void (*)(const float* w, int rows, const float* x, int64_t t
 // Convert one row of F16/BF16 to float (F32 weights are used in place).
 using ToFloatFn = void (*)(GgmlType type, const void* src, float* dst, int64_t n);
 
+// One token, rows [0, rows) of w straight from the GGML blocks (no unpacked
+// tile: with a single token the unpack would cost more than the product).
+// Returns false for a type it does not handle; the caller then uses the tiles.
+using RowsOneTokenFn = bool (*)(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
+                                const QuantActivations& act, float* y);
+using QuantizeActivationsFn = void (*)(const float* x, int64_t cols, int64_t t0, int64_t t1, int8_t* qs, float* dx4,
+                                       float* s16, int64_t colsPadded);
+
 struct IsaKernels {
     const char* name;
+    UnpackRowsFn unpack;
     IntTileFn intTile;
     FloatTileFn floatTile;
     ToFloatFn toFloat;
+    QuantizeActivationsFn quantize;
+    RowsOneTokenFn rowsOneToken;  // may be nullptr
 };
+
+// AVX2 activation quantiser: the same values as quantizeActivations, bit for bit.
+void quantizeActivationsAvx2(const float* x, int64_t cols, int64_t t0, int64_t t1, int8_t* qs, float* dx4, float* s16,
+                             int64_t colsPadded);
 
 const IsaKernels& scalarKernels();
 const IsaKernels* avx2Kernels();    // nullptr when not compiled in

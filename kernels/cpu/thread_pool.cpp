@@ -107,7 +107,14 @@ void ThreadPool::parallelFor(int64_t n, const std::function<void(int64_t, int64_
         p.wake.notify_all();
     }
     p.runChunk(0);
-    while (p.pending.load(std::memory_order_acquire) != 0) KESTREL_CPU_RELAX();
+    // On a busy machine a worker may be descheduled; yielding lets it run sooner
+    // than spinning on its core would.
+    for (int spins = 0; p.pending.load(std::memory_order_acquire) != 0; ++spins) {
+        if (spins < 256)
+            KESTREL_CPU_RELAX();
+        else
+            std::this_thread::yield();
+    }
 }
 
 }  // namespace kestrel::kernels

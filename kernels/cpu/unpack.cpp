@@ -220,12 +220,18 @@ bool unpackRows(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int6
         float* s4 = tile.scale4 + r * cp / 4;
         float* c16 = tile.corr16 + r * cp / 16;
         e->fn(w + r * rowBytes, cols / e->blockSize, u, s4, c16);
-        // Padding: zero weights with zero scale contribute nothing (activations are zero there too).
-        std::memset(u + cols, tile.signedU ? 0x80 : 0, static_cast<size_t>(cp - cols));
-        fill(s4 + cols / 4, static_cast<int>((cp - cols) / 4), 0.0f);
-        fill(c16 + cols / 16, static_cast<int>((cp - cols) / 16), 0.0f);
+        padTileRow(tile, r, cols);
     }
     return true;
+}
+
+void padTileRow(UnpackedTile& tile, int r, int64_t cols) {
+    const int64_t cp = tile.colsPadded;
+    if (cols == cp) return;
+    // Zero weights with zero scale contribute nothing (the activations are zero there too).
+    std::memset(tile.u + r * cp + cols, tile.signedU ? 0x80 : 0, static_cast<size_t>(cp - cols));
+    fill(tile.scale4 + r * cp / 4 + cols / 4, static_cast<int>((cp - cols) / 4), 0.0f);
+    fill(tile.corr16 + r * cp / 16 + cols / 16, static_cast<int>((cp - cols) / 16), 0.0f);
 }
 
 void quantizeActivations(const float* x, int64_t cols, int64_t t0, int64_t t1, int8_t* qs, float* dx4, float* s16,

@@ -10,6 +10,7 @@
 //   int8 activations cost about 0.5%; per case it is noisier when an output
 //   happens to be near zero).
 #include "matmul.h"
+#include "quant_blocks.h"
 #include "thread_pool.h"
 
 #include <QtTest>
@@ -182,6 +183,25 @@ private slots:
         const QByteArray isa = activeIsa();
         QVERIFY2(isa == "scalar" || isa == "avx2" || isa == "avx512vnni", isa.constData());
         qInfo("active ISA: %s", isa.constData());
+    }
+
+    // The SIMD activation quantiser must round exactly as the portable one.
+    void activationQuantisersAgree() {
+        if (!isaSupported(CpuIsa::Avx2)) QSKIP("no AVX2 on this CPU");
+        const int64_t cols = 160, cp = padCols(cols), tokens = 3;
+        std::mt19937 rng(9);
+        std::normal_distribution<float> dist(0.0f, 1.0f);
+        std::vector<float> x(static_cast<size_t>(cols * tokens));
+        for (auto& v : x) v = dist(rng) * 3.0f;
+        for (int j = 0; j < 32; ++j) x[static_cast<size_t>(32 + j)] = 0.0f;  // an all-zero block
+        x[70] = 127.0f * 0.5f;  // exact halves after scaling exercise round-to-even
+        std::vector<int8_t> qa(static_cast<size_t>(cp * tokens), 1), qb = qa;
+        std::vector<float> da(static_cast<size_t>(cp / 4 * tokens), 1), db = da, sa(static_cast<size_t>(cp / 16 * tokens), 1), sb = sa;
+        quantizeActivations(x.data(), cols, 0, tokens, qa.data(), da.data(), sa.data(), cp);
+        quantizeActivationsAvx2(x.data(), cols, 0, tokens, qb.data(), db.data(), sb.data(), cp);
+        QVERIFY(qa == qb);
+        QVERIFY(std::memcmp(da.data(), db.data(), da.size() * 4) == 0);
+        QVERIFY(std::memcmp(sa.data(), sb.data(), sa.size() * 4) == 0);
     }
 
     // Threads split rows; the result must not depend on how many there are.
