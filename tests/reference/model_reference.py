@@ -164,6 +164,9 @@ class Model:
         kv = [[None, None] for _ in range(self.n_layer)]
         lg = self.logits(self.forward(prompt, 0, kv))  # [T, vocab]
         top1 = [int(t) for t in np.argmax(lg, axis=-1)]
+        srt = np.sort(lg, axis=-1)
+        self.top1_margins = [float(m) for m in srt[:, -1] - srt[:, -2]]
+        self.all_logits = lg
         out_logits = lg[-1].copy()
         gen, margins = [], []
         nxt = top1[-1]
@@ -199,12 +202,16 @@ def run_model(path, out, prompts, greedy, quiet=False, reuse=False):
         return
     t0 = time.time()
     m = Model(path)
-    result = {"model": os.path.basename(path), "arch": m.arch, "prompts": [], "top1": [], "greedy": [], "margins": []}
+    result = {"model": os.path.basename(path), "arch": m.arch, "prompts": [], "top1": [], "top1_margins": [],
+              "greedy": [], "margins": []}
     for i, prompt in enumerate(prompts):
         logits, top1, gen, margins = m.run(prompt, greedy)
         logits.astype("<f4").tofile(f"{out}_logits{i}.f32")
         result["prompts"].append(prompt)
         result["top1"].append(top1)
+        result["top1_margins"].append(m.top1_margins)
+        if m.all_logits.size <= 1 << 20:  # small (synthetic) models: every position's logits
+            m.all_logits.astype("<f4").tofile(f"{out}_all{i}.f32")
         result["greedy"].append(gen)
         result["margins"].append(margins)
         if not quiet and "tokenizer.ggml.tokens" in m.f:
@@ -264,6 +271,10 @@ def main():
     ap.add_argument("--quiet", action="store_true")
     a = ap.parse_args()
     if a.all_real:
+        if not any(os.path.exists(os.path.join(models_dir(), n)) for n in
+                   ("SmolLM2-135M-Instruct.Q4_1.gguf", "gemma-3-270m-q4_k_m.gguf")):
+            print("no reference models; run scripts/fetch-models.sh --all")
+            sys.exit(77)
         all_real(a.greedy)
     else:
         prompts = [[int(x) for x in p.split(",")] for p in a.prompt]
