@@ -73,6 +73,16 @@ int main(int argc, char** argv) {
     const double seconds = argc > 2 ? std::atof(argv[2]) : 0.3;
     ThreadPool pool(threads);
     std::printf("isa=%s threads=%d\n", activeIsa(), pool.size());
+    {
+        // Dispatch cost of an (almost) empty parallelFor: a decode step makes ~200 of them.
+        std::vector<int64_t> sink(static_cast<size_t>(pool.size()) * 16);
+        const int calls = 20000;
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < calls; ++i)
+            pool.parallelFor(pool.size(), [&](int64_t b, int64_t e, int t) { sink[static_cast<size_t>(t) * 16] += e - b; });
+        const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        std::printf("parallelFor dispatch: %.2f us per call (mean of %d)\n", us / calls, calls);
+    }
 
     const Case smol[] = {
         {"attn_q   576x576 ", GgmlType::Q4_1, 576, 576, 30},   {"attn_k   192x576 ", GgmlType::Q4_1, 192, 576, 30},

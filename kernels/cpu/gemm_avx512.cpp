@@ -109,49 +109,81 @@ inline float hsum256(__m256 v) {
 // with u the unsigned quants; cw = m for Q4_1, else k * dw with k the zero point
 // (-8, -16, -128), applied once per row.
 template <GgmlType Type>
+struct OneTokenBlock {
+    __m256i u;  // unsigned quants
+    float dw;   // block scale
+    float cw;   // coefficient of dx * sum(xq): m for Q4_1, dw otherwise (times k at the end)
+};
+
+template <GgmlType Type>
+inline OneTokenBlock<Type> loadBlock(const uint8_t* row, int64_t b) {
+    const __m128i m4 = _mm_set1_epi8(0x0f);
+    OneTokenBlock<Type> o;
+    if constexpr (Type == GgmlType::Q8_0) {
+        const auto* blk = reinterpret_cast<const BlockQ8_0*>(row) + b;
+        o.u = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qs)),
+                               _mm256_set1_epi8(static_cast<char>(0x80)));
+        o.dw = o.cw = _cvtsh_ss(blk->d);
+    } else {
+        using Block = std::conditional_t<Type == GgmlType::Q4_0, BlockQ4_0,
+                                         std::conditional_t<Type == GgmlType::Q4_1, BlockQ4_1, BlockQ5_0>>;
+        const auto* blk = reinterpret_cast<const Block*>(row) + b;
+        const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk->qs));
+        o.u = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), m4), _mm_and_si128(raw, m4));
+        if constexpr (Type == GgmlType::Q5_0) o.u = _mm256_or_si256(o.u, highBits(blk->qh));
+        o.dw = _cvtsh_ss(blk->d);
+        if constexpr (Type == GgmlType::Q4_1)
+            o.cw = _cvtsh_ss(blk->m);
+        else
+            o.cw = o.dw;
+    }
+    return o;
+}
+
+// One token, 32-element formats, straight from the blocks, two rows at a time
+// (sharing each activation load). Per block:
+//   y += (dw * dx) * dot(u, xq) + cw * (dx * sum xq)
+// where k (the zero point: -8, -16, -128; 1 for Q4_1's explicit min) multiplies
+// the second sum once per row.
+template <GgmlType Type>
 void rowsOneToken32(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols, const QuantActivations& act,
                     float* y) {
     const int64_t nb = cols / kQK;
-    const __m128i m4 = _mm_set1_epi8(0x0f);
-    const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
     constexpr float k = Type == GgmlType::Q4_0 ? -8.0f : Type == GgmlType::Q5_0 ? -16.0f : Type == GgmlType::Q8_0 ? -128.0f : 1.0f;
-    for (int64_t r = 0; r < rows; ++r) {
-        const uint8_t* row = w + r * rowBytes;
+    int64_t r = 0;
+    for (; r + 2 <= rows; r += 2) {
+        const uint8_t* row0 = w + r * rowBytes;
+        const uint8_t* row1 = row0 + rowBytes;
         __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-        float corr = 0.0f;
+        float corr0 = 0.0f, corr1 = 0.0f;
         for (int64_t b = 0; b < nb; ++b) {
             const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(act.qs + b * 32));
             const float dx = act.dx4[b * 8];
             const float sb = act.s16[2 * b] + act.s16[2 * b + 1];
-            __m256i wv;
-            float dw, cw;
-            if constexpr (Type == GgmlType::Q8_0) {
-                const auto* blk = reinterpret_cast<const BlockQ8_0*>(row) + b;
-                wv = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qs)), flip);
-                dw = _cvtsh_ss(blk->d);
-                cw = dw;
-            } else {
-                using Block = std::conditional_t<Type == GgmlType::Q4_0, BlockQ4_0,
-                                                 std::conditional_t<Type == GgmlType::Q4_1, BlockQ4_1, BlockQ5_0>>;
-                const auto* blk = reinterpret_cast<const Block*>(row) + b;
-                const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk->qs));
-                wv = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), m4), _mm_and_si128(raw, m4));
-                if constexpr (Type == GgmlType::Q5_0) wv = _mm256_or_si256(wv, highBits(blk->qh));
-                dw = _cvtsh_ss(blk->d);
-                if constexpr (Type == GgmlType::Q4_1)
-                    cw = _cvtsh_ss(blk->m);
-                else
-                    cw = dw;
-            }
-            const __m256 f = _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(), wv, xv));
-            // Two accumulators halve the FMA dependency chain.
-            if (b & 1)
-                acc1 = _mm256_fmadd_ps(f, _mm256_set1_ps(dw * dx), acc1);
-            else
-                acc0 = _mm256_fmadd_ps(f, _mm256_set1_ps(dw * dx), acc0);
-            corr += cw * sb;
+            const auto b0 = loadBlock<Type>(row0, b);
+            const auto b1 = loadBlock<Type>(row1, b);
+            const __m256 f0 = _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(), b0.u, xv));
+            const __m256 f1 = _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(), b1.u, xv));
+            acc0 = _mm256_fmadd_ps(f0, _mm256_set1_ps(b0.dw * dx), acc0);
+            acc1 = _mm256_fmadd_ps(f1, _mm256_set1_ps(b1.dw * dx), acc1);
+            corr0 += b0.cw * sb;
+            corr1 += b1.cw * sb;
         }
-        y[r] = hsum256(_mm256_add_ps(acc0, acc1)) + k * corr;
+        y[r] = hsum256(acc0) + k * corr0;
+        y[r + 1] = hsum256(acc1) + k * corr1;
+    }
+    for (; r < rows; ++r) {
+        const uint8_t* row = w + r * rowBytes;
+        __m256 acc = _mm256_setzero_ps();
+        float corr = 0.0f;
+        for (int64_t b = 0; b < nb; ++b) {
+            const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(act.qs + b * 32));
+            const auto blk = loadBlock<Type>(row, b);
+            const __m256 f = _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(), blk.u, xv));
+            acc = _mm256_fmadd_ps(f, _mm256_set1_ps(blk.dw * act.dx4[b * 8]), acc);
+            corr += blk.cw * (act.s16[2 * b] + act.s16[2 * b + 1]);
+        }
+        y[r] = hsum256(acc) + k * corr;
     }
 }
 
