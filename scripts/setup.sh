@@ -20,7 +20,7 @@ log() { printf '\033[1m[kestrel setup]\033[0m %s\n' "$*" >&2; }
 
 # --- Debian packages ---------------------------------------------------------
 packages=(build-essential cmake ninja-build pkg-config git python3 python3-venv
-          libpcre2-dev qt6-base-dev)
+          libpcre2-dev libsentencepiece-dev qt6-base-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,6 +2,7 @@
 // implementation named by tokenizer.ggml.model.
 #include "bpe_tokenizer.h"
 #include "gguf_file.h"
+#include "spm_tokenizer.h"
 
 namespace kestrel {
 namespace {
@@ -90,8 +91,16 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::fromGguf(const gguf::GgufFile& fil
         if (!bpe) return bpe.status();
         return std::unique_ptr<Tokenizer>(std::move(bpe.value()));
     }
+    if (*model == "llama") {
+        auto vocab = tokenizer::spmVocabularyFromGguf(file);
+        if (!vocab) return vocab.status();
+        auto spm = tokenizer::SpmTokenizer::create(std::move(vocab.value()));
+        if (!spm) return spm.status();
+        return std::unique_ptr<Tokenizer>(std::move(spm.value()));
+    }
     return Status(ErrorCode::Unsupported, file.where() + "tokenizer.ggml.model = '" + *model +
-                                              "' is not supported yet (Kestrel reads 'gpt2' byte-level BPE)");
+                                              "' is not supported yet (Kestrel reads 'gpt2' byte-level BPE "
+                                              "and 'llama' SentencePiece)");
 }
 
 }  // namespace kestrel
