@@ -187,6 +187,84 @@ void rowsOneToken32(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t col
     }
 }
 
+// One token of Q4_K: per 32-element group j of a super block,
+//   y += (d * sc_j * dx) * dot(u, xq) - dmin * m_j * (dx * sum xq).
+void rowsOneTokenQ4_K(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols, const QuantActivations& act,
+                      float* y) {
+    const int64_t nb = cols / kQKK;
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    for (int64_t r = 0; r < rows; ++r) {
+        const auto* blk = reinterpret_cast<const BlockQ4_K*>(w + r * rowBytes);
+        __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+        float corr = 0.0f;
+        for (int64_t i = 0; i < nb; ++i) {
+            const float d = _cvtsh_ss(blk[i].d), dmin = _cvtsh_ss(blk[i].dmin);
+            const int64_t c0 = i * kQKK;
+            for (int c = 0; c < 4; ++c) {
+                const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk[i].qs + c * 32));
+                const __m256i lo = _mm256_and_si256(raw, m4), hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), m4);
+                uint8_t sc0, m0, sc1, m1;
+                kScaleMin(blk[i].scales, 2 * c, sc0, m0);
+                kScaleMin(blk[i].scales, 2 * c + 1, sc1, m1);
+                const int64_t g0 = c0 + c * 64, g1 = g0 + 32;
+                const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(act.qs + g0));
+                const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(act.qs + g1));
+                const __m256 f0 = _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(), lo, x0));
+                const __m256 f1 = _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(), hi, x1));
+                acc0 = _mm256_fmadd_ps(f0, _mm256_set1_ps(d * sc0 * act.dx4[g0 / 4]), acc0);
+                acc1 = _mm256_fmadd_ps(f1, _mm256_set1_ps(d * sc1 * act.dx4[g1 / 4]), acc1);
+                corr -= dmin * (m0 * (act.s16[g0 / 16] + act.s16[g0 / 16 + 1]) +
+                                m1 * (act.s16[g1 / 16] + act.s16[g1 / 16 + 1]));
+            }
+        }
+        y[r] = hsum256(_mm256_add_ps(acc0, acc1)) + corr;
+    }
+}
+
+// One token of Q6_K: 16-element groups, so the two halves of each 32-byte
+// vector get their own scale (lanes 0-3 and 4-7 of the dpbusd result).
+void rowsOneTokenQ6_K(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols, const QuantActivations& act,
+                      float* y) {
+    const int64_t nb = cols / kQKK;
+    const __m256i m4 = _mm256_set1_epi8(0x0f), m3 = _mm256_set1_epi8(0x03);
+    for (int64_t r = 0; r < rows; ++r) {
+        const auto* blk = reinterpret_cast<const BlockQ6_K*>(w + r * rowBytes);
+        __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+        float corr = 0.0f;
+        for (int64_t i = 0; i < nb; ++i) {
+            const float d = _cvtsh_ss(blk[i].d);
+            for (int h = 0; h < 2; ++h) {
+                const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk[i].ql + h * 64));
+                const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk[i].ql + h * 64 + 32));
+                const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk[i].qh + h * 32));
+                __m256i u[4];
+                u[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(qh, m3), 4));
+                u[1] = _mm256_or_si256(_mm256_and_si256(l1, m4),
+                                       _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m3), 4));
+                u[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
+                                       _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m3), 4));
+                u[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+                                       _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m3), 4));
+                for (int q = 0; q < 4; ++q) {
+                    const int64_t g = i * kQKK + h * 128 + q * 32;  // first element of this 32-group
+                    const int k = static_cast<int>((g % kQKK) / 16);    // its first 16-element scale
+                    const float dl0 = d * blk[i].scales[k], dl1 = d * blk[i].scales[k + 1];
+                    const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(act.qs + g));
+                    const __m256 f = _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(), u[q], xv));
+                    const float dx = act.dx4[g / 4];
+                    const __m256 sv = _mm256_set_m128(_mm_set1_ps(dl1 * dx), _mm_set1_ps(dl0 * dx));
+                    if (q & 1)
+                        acc1 = _mm256_fmadd_ps(f, sv, acc1);
+                    else
+                        acc0 = _mm256_fmadd_ps(f, sv, acc0);
+                    corr += dl0 * act.s16[g / 16] + dl1 * act.s16[g / 16 + 1];
+                }
+            }
+        }
+        y[r] = hsum256(_mm256_add_ps(acc0, acc1)) - 32.0f * corr;
+    }
+}
+
 bool rowsOneTokenAvx512(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
                         const QuantActivations& act, float* y) {
     switch (type) {
@@ -194,6 +272,8 @@ bool rowsOneTokenAvx512(GgmlType type, const uint8_t* w, size_t rowBytes, int64_
     case GgmlType::Q4_1: rowsOneToken32<GgmlType::Q4_1>(w, rowBytes, rows, cols, act, y); return true;
     case GgmlType::Q5_0: rowsOneToken32<GgmlType::Q5_0>(w, rowBytes, rows, cols, act, y); return true;
     case GgmlType::Q8_0: rowsOneToken32<GgmlType::Q8_0>(w, rowBytes, rows, cols, act, y); return true;
+    case GgmlType::Q4_K: rowsOneTokenQ4_K(w, rowBytes, rows, cols, act, y); return true;
+    case GgmlType::Q6_K: rowsOneTokenQ6_K(w, rowBytes, rows, cols, act, y); return true;
     default: return false;
     }
 }

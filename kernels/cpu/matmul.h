@@ -2,11 +2,14 @@
 //
 // A weight matrix has `rows` output features; each row holds `cols` values in
 // GGML's block format `type` (for Q4_K, cols/256 blocks of 144 bytes). The
-// activations are quantised once per call to the format the weight type's dot
-// product wants (Q8_0-style blocks of 32 for Q4_0/Q4_1/Q5_0/Q5_1/Q8_0,
-// Q8_K-style blocks of 256 for the K-quants), then each thread takes a range of
-// rows and multiplies them with every token, so a weight row is read from memory
-// once per call however many tokens there are.
+// activations are quantised once per call to int8 with one scale per 32 values
+// and sums per 16 (for the formats' minimums and zero points) — for every weight
+// type, the K-quants included: finer than ggml's Q8_K, and one product kernel per
+// ISA instead of one per format (see quant_blocks.h). Each thread then takes a
+// range of 4-row weight tiles, unpacks each tile once and multiplies it with every
+// token in 4x4 register tiles, so a weight row is read from memory once per call
+// however many tokens there are. One token of Q4_0/Q4_1/Q5_0/Q8_0 on AVX-512
+// VNNI reads the blocks directly (no unpack).
 //
 // Dispatch: AVX-512 VNNI, AVX2+FMA or scalar, chosen once at start-up from
 // cpuid (KESTREL_CPU_ISA=scalar|avx2|avx512 forces a path, for tests).
