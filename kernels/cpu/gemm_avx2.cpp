@@ -6,6 +6,9 @@
 
 #include <immintrin.h>
 
+#include <cstring>
+#include <type_traits>
+
 namespace kestrel::kernels {
 namespace {
 
@@ -94,6 +97,75 @@ void intTileAvx2(const UnpackedTile& tile, const QuantActivations& act, float* y
         intTileT<false>(tile, act, y, yStride);
 }
 
+// Bit j of a block's 32-bit qh, as 0x10 in byte j.
+inline __m256i highBits(const uint8_t* qhBytes) {
+    uint32_t qh;
+    std::memcpy(&qh, qhBytes, 4);
+    const __m256i shuf = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3,
+                                          3, 3, 3, 3, 3, 3, 3);
+    const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
+    const __m256i bytes = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(qh)), shuf), bit);
+    return _mm256_and_si256(_mm256_cmpeq_epi8(bytes, bit), _mm256_set1_epi8(0x10));
+}
+
+// One token, 32-element formats, straight from the blocks (the unpacked tile
+// would cost more than the product). maddubs cannot take Q8_0's w + 128, so
+// Q8_0 multiplies signed quants with the sign trick and has no offset term;
+// the others:  y += (dw * dx) * dot(u, xq) + cw * (dx * sum xq), k * cw for zero points.
+template <GgmlType Type>
+void rowsOneToken32(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols, const QuantActivations& act,
+                    float* y) {
+    const int64_t nb = cols / kQK;
+    const __m128i m4 = _mm_set1_epi8(0x0f);
+    const __m256i ones = _mm256_set1_epi16(1);
+    constexpr float k = Type == GgmlType::Q4_0 ? -8.0f : Type == GgmlType::Q5_0 ? -16.0f : 1.0f;
+    for (int64_t r = 0; r < rows; ++r) {
+        const uint8_t* row = w + r * rowBytes;
+        __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+        float corr = 0.0f;
+        for (int64_t b = 0; b < nb; ++b) {
+            const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(act.qs + b * 32));
+            __m256i p;
+            float dw;
+            if constexpr (Type == GgmlType::Q8_0) {
+                const auto* blk = reinterpret_cast<const BlockQ8_0*>(row) + b;
+                const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qs));
+                p = _mm256_maddubs_epi16(_mm256_abs_epi8(wv), _mm256_sign_epi8(xv, wv));
+                dw = _cvtsh_ss(blk->d);
+            } else {
+                using Block = std::conditional_t<Type == GgmlType::Q4_0, BlockQ4_0,
+                                                 std::conditional_t<Type == GgmlType::Q4_1, BlockQ4_1, BlockQ5_0>>;
+                const auto* blk = reinterpret_cast<const Block*>(row) + b;
+                const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk->qs));
+                __m256i u = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), m4), _mm_and_si128(raw, m4));
+                if constexpr (Type == GgmlType::Q5_0) u = _mm256_or_si256(u, highBits(blk->qh));
+                p = _mm256_maddubs_epi16(u, xv);
+                dw = _cvtsh_ss(blk->d);
+                float cw = dw;
+                if constexpr (Type == GgmlType::Q4_1) cw = _cvtsh_ss(blk->m);
+                corr += cw * (act.s16[2 * b] + act.s16[2 * b + 1]);
+            }
+            const __m256 f = _mm256_cvtepi32_ps(_mm256_madd_epi16(p, ones));
+            if (b & 1)
+                acc1 = _mm256_fmadd_ps(f, _mm256_set1_ps(dw * act.dx4[b * 8]), acc1);
+            else
+                acc0 = _mm256_fmadd_ps(f, _mm256_set1_ps(dw * act.dx4[b * 8]), acc0);
+        }
+        y[r] = hsum(_mm256_add_ps(acc0, acc1)) + k * corr;
+    }
+}
+
+bool rowsOneTokenAvx2(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
+                      const QuantActivations& act, float* y) {
+    switch (type) {
+    case GgmlType::Q4_0: rowsOneToken32<GgmlType::Q4_0>(w, rowBytes, rows, cols, act, y); return true;
+    case GgmlType::Q4_1: rowsOneToken32<GgmlType::Q4_1>(w, rowBytes, rows, cols, act, y); return true;
+    case GgmlType::Q5_0: rowsOneToken32<GgmlType::Q5_0>(w, rowBytes, rows, cols, act, y); return true;
+    case GgmlType::Q8_0: rowsOneToken32<GgmlType::Q8_0>(w, rowBytes, rows, cols, act, y); return true;
+    default: return false;
+    }
+}
+
 void floatTileAvx2(const float* w, int rows, const float* x, int64_t tokens, int64_t cols, float* y,
                    int64_t yStride) {
     for (int r = 0; r < rows; ++r)
@@ -117,7 +189,7 @@ void toFloatAvx2(GgmlType type, const void* src, float* dst, int64_t n) {
                              dst + i, n - i);
 }
 
-const IsaKernels kAvx2{"avx2", unpackRowsAvx2, intTileAvx2, floatTileAvx2, toFloatAvx2, quantizeActivationsAvx2, nullptr};
+const IsaKernels kAvx2{"avx2", unpackRowsAvx2, intTileAvx2, floatTileAvx2, toFloatAvx2, quantizeActivationsAvx2, rowsOneTokenAvx2};
 
 }  // namespace
 
