@@ -61,6 +61,9 @@ public:
     QString path() const;
     // How many crash-orphaned replies the last open() marked interrupted.
     int recoveredReplyCount() const;
+    // The QSqlDatabase connection name, for diagnostics and tests (run extra
+    // pragmas with QSqlDatabase::database(name)); never close it yourself.
+    QString connectionName() const;
 
     // --- conversations -------------------------------------------------------
     StoreResult<ConversationId> createConversation(const QString& title, const QString& model = {},

@@ -70,3 +70,11 @@ private:
 };
 
 }  // namespace kestrel::store
+
+// Returns early from a function returning StoreError or StoreResult<T> when
+// `expr` (a StoreError) fails.
+#define KESTREL_STORE_TRY(expr)                              \
+    do {                                                     \
+        ::kestrel::store::StoreError kestrelStoreErr_ = (expr); \
+        if (!kestrelStoreErr_.isOk()) return kestrelStoreErr_; \
+    } while (0)
