@@ -2,6 +2,12 @@
 // hundred parallelFor calls of tens of microseconds each, so a futex round trip
 // per call would cost as much as the work: workers spin on the counter for a
 // while after each job and only then sleep on the condition variable.
+//
+// Chunks are claimed, not assigned: every participant (the caller included)
+// takes the next unclaimed chunk until none is left. On a busy machine a worker
+// may not be scheduled for milliseconds; the caller then simply runs its chunks
+// instead of waiting for it. The claim counter carries the generation in its
+// high half, so a worker waking late cannot take a chunk of a later call.
 #include "thread_pool.h"
 
 #include <algorithm>
@@ -25,23 +31,36 @@ struct ThreadPool::Impl {
     std::vector<std::thread> workers;
     int threads = 1;
 
-    // The job of the current generation; written before `generation` is bumped.
-    const std::function<void(int64_t, int64_t, int)>* fn = nullptr;
-    int64_t n = 0;
-    int chunks = 0;
+    // The current job. Written before `claim` is published for its generation.
+    std::atomic<const std::function<void(int64_t, int64_t, int)>*> fn{nullptr};
+    std::atomic<int64_t> n{0};
+    std::atomic<int> chunks{0};
+    std::atomic<uint64_t> claim{0};  // (generation & 0xffffffff) << 32 | next chunk
+    std::atomic<int> done{0};
 
     std::atomic<uint64_t> generation{0};
-    std::atomic<int> pending{0};
     std::atomic<int> sleepers{0};
     std::atomic<bool> stop{false};
     std::mutex mutex;
     std::condition_variable wake;
 
-    void runChunk(int index) {
-        if (index >= chunks) return;
-        const int64_t begin = n * index / chunks;
-        const int64_t end = n * (index + 1) / chunks;
-        if (begin < end) (*fn)(begin, end, index);
+    static uint64_t tag(uint64_t gen) { return gen & 0xffffffffu; }
+
+    void work(uint64_t gen, int threadIndex) {
+        uint64_t v = claim.load(std::memory_order_acquire);
+        for (;;) {
+            if ((v >> 32) != tag(gen)) return;
+            const int c = static_cast<int>(v & 0xffffffffu);
+            const int nc = chunks.load(std::memory_order_relaxed);
+            if (c >= nc) return;
+            // A failed exchange reloads v: another thread took chunk c, or a new call began.
+            if (!claim.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+            const int64_t total = n.load(std::memory_order_relaxed);
+            const int64_t begin = total * c / nc, end = total * (c + 1) / nc;
+            if (begin < end) (*fn.load(std::memory_order_relaxed))(begin, end, threadIndex);
+            done.fetch_add(1, std::memory_order_release);
+            v = claim.load(std::memory_order_acquire);
+        }
     }
 
     void workerLoop(int index) {
@@ -64,8 +83,7 @@ struct ThreadPool::Impl {
             }
             if (stop.load()) return;
             seen = g;
-            runChunk(index);
-            pending.fetch_sub(1, std::memory_order_acq_rel);
+            work(g, index);
         }
     }
 };
@@ -96,20 +114,21 @@ void ThreadPool::parallelFor(int64_t n, const std::function<void(int64_t, int64_
         return;
     }
     Impl& p = *impl_;
-    p.fn = &fn;
-    p.n = n;
-    p.chunks = chunks;
-    p.pending.store(p.threads - 1, std::memory_order_relaxed);
-    p.generation.fetch_add(1, std::memory_order_seq_cst);
+    p.fn.store(&fn, std::memory_order_relaxed);
+    p.n.store(n, std::memory_order_relaxed);
+    p.chunks.store(chunks, std::memory_order_relaxed);
+    p.done.store(0, std::memory_order_relaxed);
+    const uint64_t gen = p.generation.load(std::memory_order_relaxed) + 1;
+    p.claim.store(Impl::tag(gen) << 32, std::memory_order_release);
+    p.generation.store(gen, std::memory_order_seq_cst);
     if (p.sleepers.load(std::memory_order_seq_cst) > 0) {
         // Taking the mutex orders this notify after a sleeper's predicate check.
         { std::lock_guard lock(p.mutex); }
         p.wake.notify_all();
     }
-    p.runChunk(0);
-    // On a busy machine a worker may be descheduled; yielding lets it run sooner
-    // than spinning on its core would.
-    for (int spins = 0; p.pending.load(std::memory_order_acquire) != 0; ++spins) {
+    p.work(gen, 0);
+    // Only chunks a worker already started remain; yield if that worker is descheduled.
+    for (int spins = 0; p.done.load(std::memory_order_acquire) != chunks; ++spins) {
         if (spins < 256)
             KESTREL_CPU_RELAX();
         else
