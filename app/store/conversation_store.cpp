@@ -91,12 +91,18 @@ StoreError ConversationStore::open(const QString& path) {
 
     // Replies a crashed (or killed) process was writing: keep their text, mark
     // them interrupted so the UI shows them as such and they become searchable.
+    // Only the owner of the file does this; while another store holds the lock
+    // its "streaming" rows may be live.
     StoreError err;
-    {
+    d_->ownerLock = std::make_unique<QLockFile>(path + QStringLiteral(".lock"));
+    d_->ownerLock->setStaleLockTime(0);  // stale only when the owner process is gone
+    if (d_->ownerLock->tryLock(0)) {
         QSqlQuery q(d_->db());
         err = d_->run(q, QStringLiteral("UPDATE messages SET state = 'interrupted' WHERE state = 'streaming'"), {},
                       QStringLiteral("recover replies interrupted by a crash"));
         if (err) d_->recovered = q.numRowsAffected();
+    } else {
+        d_->ownerLock.reset();
     }
     if (!err) {
         close();
@@ -123,6 +129,7 @@ void ConversationStore::close() {
         db.close();
     }
     QSqlDatabase::removeDatabase(d_->connectionName);
+    d_->ownerLock.reset();  // unlocks
     d_->open = false;
     d_->recovered = 0;
 }

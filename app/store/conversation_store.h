@@ -53,13 +53,17 @@ public:
     // replies into "interrupted". A file from a newer Kestrel (user_version
     // above latestSchemaVersion()) is refused with Code::Unsupported and left
     // untouched. Reopening closes the previous file first.
+    // The first store to open a file owns it (a lock file "<path>.lock"):
+    // only the owner recovers crash-orphaned replies, so a second store on the
+    // same file never marks another live writer's reply as interrupted.
     StoreError open(const QString& path);
     // Flushes buffered reply text, marks replies still streaming as
     // "interrupted", and closes the connection. Safe to call twice.
     void close();
     bool isOpen() const;
     QString path() const;
-    // How many crash-orphaned replies the last open() marked interrupted.
+    // How many crash-orphaned replies the last open() marked interrupted
+    // (always 0 for a store that is not the file's owner).
     int recoveredReplyCount() const;
     // The QSqlDatabase connection name, for diagnostics and tests (run extra
     // pragmas with QSqlDatabase::database(name)); never close it yourself.

@@ -8,6 +8,7 @@
 
 #include <QElapsedTimer>
 #include <QHash>
+#include <QLockFile>
 #include <QSqlDatabase>
 #include <QString>
 #include <QTimer>
@@ -27,6 +28,10 @@ struct ConversationStore::Impl {
     QString path;
     bool open = false;
     int recovered = 0;
+    // Held while open: the first store to open a file owns its streaming rows;
+    // a second store (same or another live process) must not treat them as
+    // orphans. A dead owner's lock is stale and taken over.
+    std::unique_ptr<QLockFile> ownerLock;
 
     // Streaming: replies begun by this store and not yet finished (with their
     // unwritten text), when the last flush happened, and the timer that

@@ -106,8 +106,9 @@ StoreError searchSource(const ConversationStore::Impl& d, const SourceSql& src, 
         values.append(t);
     }
     if (!longTerms.isEmpty()) {
-        sqlText = QStringLiteral("SELECT %1 FROM %2 f JOIN %3 ON x.rowid = f.rowid %4 "
-                                 "WHERE f MATCH ? AND c.deleted_at IS NULL%5 ORDER BY f.rank LIMIT ?")
+        // FTS5 wants the table's own name (not an alias) left of MATCH.
+        sqlText = QStringLiteral("SELECT %1 FROM %2 JOIN %3 ON x.rowid = %2.rowid %4 "
+                                 "WHERE %2 MATCH ? AND c.deleted_at IS NULL%5 ORDER BY %2.rank LIMIT ?")
                       .arg(QLatin1String(src.select), QLatin1String(src.fts), QLatin1String(src.table),
                            QLatin1String(src.join), filters);
         values.prepend(ftsExpression(longTerms));

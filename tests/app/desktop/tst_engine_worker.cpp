@@ -1,0 +1,166 @@
+// EngineWorker on its own thread with the real SmolLM2: loading with
+// progress, streamed pieces, stop from the UI thread, stop before a request
+// starts, and load errors a user can act on.
+#include "engine_worker.h"
+#include "test_env.h"
+
+#include <QFile>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QThread>
+#include <QtTest>
+
+using namespace kestrel::desktop;
+
+class TestEngineWorker : public QObject {
+    Q_OBJECT
+    QThread thread_;
+    EngineWorker* worker_ = nullptr;
+
+    GenerationRequest request(const QString& text, int maxTokens) {
+        GenerationRequest r;
+        r.messages = {{"user", text}};
+        r.temperature = 0;  // greedy: the same reply every run
+        r.maxTokens = maxTokens;
+        return r;
+    }
+
+private slots:
+    void initTestCase() {
+        registerEngineMetaTypes();
+        worker_ = new EngineWorker;
+        worker_->moveToThread(&thread_);
+        connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+        thread_.start();
+    }
+    void cleanupTestCase() {
+        worker_->stop(~quint64(0));
+        thread_.quit();
+        thread_.wait();
+    }
+
+    void loadFailureIsActionable() {
+        QTemporaryDir dir;
+        const QString bad = dir.filePath("broken.gguf");
+        QFile f(bad);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("this is not a gguf file");
+        f.close();
+        QSignalSpy failed(worker_, &EngineWorker::loadFailed);
+        ModelLoadRequest r;
+        r.path = bad;
+        QMetaObject::invokeMethod(worker_, "loadModel", Qt::QueuedConnection, Q_ARG(kestrel::desktop::ModelLoadRequest, r));
+        QVERIFY(failed.wait(20000));
+        QVERIFY2(failed.at(0).at(0).toString().contains("broken.gguf"), qPrintable(failed.at(0).at(0).toString()));
+        QCOMPARE(failed.at(0).at(1).toBool(), false);
+    }
+
+    void generateWithoutModelFails() {
+        QSignalSpy failed(worker_, &EngineWorker::replyFailed);
+        QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection, Q_ARG(quint64, 1),
+                                  Q_ARG(kestrel::desktop::GenerationRequest, request("hi", 4)));
+        QVERIFY(failed.wait(10000));
+        QCOMPARE(failed.at(0).at(0).toULongLong(), quint64(1));
+        QVERIFY(failed.at(0).at(1).toString().contains("model", Qt::CaseInsensitive));
+    }
+
+    void loadsWithProgress() {
+        KESTREL_REQUIRE_MODEL(kestrel::test::smollm2Path());
+        QSignalSpy progress(worker_, &EngineWorker::loadProgress);
+        QSignalSpy loaded(worker_, &EngineWorker::modelLoaded);
+        ModelLoadRequest r;
+        r.path = kestrel::test::smollm2Path();
+        r.contextLength = 1024;
+        QMetaObject::invokeMethod(worker_, "loadModel", Qt::QueuedConnection, Q_ARG(kestrel::desktop::ModelLoadRequest, r));
+        QVERIFY(loaded.wait(60000));
+        const auto summary = loaded.at(0).at(0).value<ModelSummary>();
+        QCOMPARE(summary.architecture, QString("llama"));
+        QCOMPARE(summary.contextLength, 1024);
+        QVERIFY(summary.trainedContext >= 2048);
+        QVERIFY(summary.memoryBytes > summary.fileBytes / 2);
+        QVERIFY(progress.size() >= 2);
+        QCOMPARE(progress.last().at(0).toDouble(), 1.0);
+    }
+
+    void generateStreamsPieces() {
+        KESTREL_REQUIRE_MODEL(kestrel::test::smollm2Path());
+        QSignalSpy pieces(worker_, &EngineWorker::pieceGenerated);
+        QSignalSpy finished(worker_, &EngineWorker::replyFinished);
+        QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection, Q_ARG(quint64, 10),
+                                  Q_ARG(kestrel::desktop::GenerationRequest, request("What is the capital of France?", 24)));
+        QVERIFY(finished.wait(60000));
+        const auto stats = finished.at(0).at(1).value<GenerationStats>();
+        QVERIFY2(pieces.size() > 3, "expected several streamed pieces");
+        QString text;
+        int tokens = 0;
+        for (const auto& p : pieces) {
+            QCOMPARE(p.at(0).toULongLong(), quint64(10));
+            text += p.at(1).toString();
+            tokens += p.at(2).toInt();
+        }
+        QVERIFY2(text.contains("Paris"), qPrintable(text));
+        QVERIFY(stats.stopReason == "eos" || stats.stopReason == "max_tokens");
+        QVERIFY(tokens <= stats.completionTokens);
+        QVERIFY(stats.promptTokens > 5);
+        QCOMPARE(stats.contextUsed, stats.promptTokens + stats.completionTokens);
+        QCOMPARE(stats.contextLength, 1024);
+    }
+
+    void stopEndsAReplyQuickly() {
+        KESTREL_REQUIRE_MODEL(kestrel::test::smollm2Path());
+        QSignalSpy pieces(worker_, &EngineWorker::pieceGenerated);
+        QSignalSpy finished(worker_, &EngineWorker::replyFinished);
+        QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection, Q_ARG(quint64, 11),
+                                  Q_ARG(kestrel::desktop::GenerationRequest,
+                                        request("Count from 1 to 500, one number per line.", 400)));
+        QTRY_VERIFY_WITH_TIMEOUT(pieces.size() >= 3, 60000);
+        QElapsedTimer clock;
+        clock.start();
+        worker_->stop(11);  // directly, from this (the "UI") thread
+        QVERIFY(finished.wait(10000));
+        const qint64 stopMs = clock.elapsed();
+        const auto stats = finished.at(0).at(1).value<GenerationStats>();
+        QCOMPARE(stats.stopReason, QString("cancelled"));
+        // The engine checks its flag every step: at most a step or two after the
+        // stop, and far fewer than the 400 allowed (a functional bound, not a time).
+        QVERIFY2(stats.completionTokens < 100, qPrintable(QString::number(stats.completionTokens)));
+        qInfo("stop: %lld ms to replyFinished, %d tokens in the reply, %lld pieces seen when stopped",
+              stopMs, stats.completionTokens, qlonglong(pieces.size()));
+    }
+
+    void stopBeforeStartCancelsAtOnce() {
+        KESTREL_REQUIRE_MODEL(kestrel::test::smollm2Path());
+        QSignalSpy pieces(worker_, &EngineWorker::pieceGenerated);
+        QSignalSpy finished(worker_, &EngineWorker::replyFinished);
+        worker_->stop(12);
+        QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection, Q_ARG(quint64, 12),
+                                  Q_ARG(kestrel::desktop::GenerationRequest, request("Hello", 50)));
+        QVERIFY(finished.wait(10000));
+        QCOMPARE(finished.at(0).at(1).value<GenerationStats>().stopReason, QString("cancelled"));
+        QCOMPARE(pieces.size(), 0);
+        // A later request is not affected by the earlier stop.
+        QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection, Q_ARG(quint64, 13),
+                                  Q_ARG(kestrel::desktop::GenerationRequest, request("Hello", 4)));
+        QVERIFY(finished.wait(30000));
+        QCOMPARE(finished.at(1).at(0).toULongLong(), quint64(13));
+        QVERIFY(finished.at(1).at(1).value<GenerationStats>().stopReason != "cancelled");
+    }
+
+    void cancelledLoadReportsCancelled() {
+        KESTREL_REQUIRE_MODEL(kestrel::test::smollm2Path());
+        QSignalSpy failed(worker_, &EngineWorker::loadFailed);
+        QSignalSpy loaded(worker_, &EngineWorker::modelLoaded);
+        // Cancel from the first progress report on: the load must give up.
+        auto c = connect(worker_, &EngineWorker::loadProgress, this, [this] { worker_->cancelLoad(); }, Qt::DirectConnection);
+        ModelLoadRequest r;
+        r.path = kestrel::test::smollm2Path();
+        QMetaObject::invokeMethod(worker_, "loadModel", Qt::QueuedConnection, Q_ARG(kestrel::desktop::ModelLoadRequest, r));
+        QTRY_VERIFY_WITH_TIMEOUT(failed.size() + loaded.size() > 0, 60000);
+        disconnect(c);
+        QCOMPARE(loaded.size(), 0);
+        QCOMPARE(failed.at(0).at(1).toBool(), true);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestEngineWorker)
+#include "tst_engine_worker.moc"
