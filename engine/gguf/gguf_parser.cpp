@@ -101,6 +101,9 @@ Status GgufParser::parseHeader(uint64_t& tensorCount, uint64_t& kvCount) {
         return fail(ErrorCode::Unsupported, "header",
                     "GGUF version 1 is not supported (it predates 64-bit counts); re-convert the model with a "
                     "current llama.cpp");
+    if (version == 0x02000000 || version == 0x03000000)
+        return fail(ErrorCode::Unsupported, "header",
+                    "big-endian GGUF files are not supported; convert the model on a little-endian machine");
     if (version != 2 && version != 3)
         return fail(ErrorCode::Unsupported, "header",
                     "GGUF version " + std::to_string(version) + " is not supported (Kestrel reads versions 2 and 3)");

@@ -29,8 +29,9 @@ public:
     std::vector<uint8_t> buf;
 };
 
+// `key` arrives as "<path>: key '<name>'" so that messages say which file and key.
 Status badValue(const std::string& key, const std::string& what) {
-    return Status(ErrorCode::InvalidArgument, "gguf writer: key '" + key + "': " + what);
+    return Status(ErrorCode::InvalidArgument, key + ": " + what);
 }
 
 // The (type, data) pair must agree and the number must fit the declared width,
@@ -236,7 +237,7 @@ Status GgufWriter::write(const std::string& path) const {
     for (const auto& [key, value] : metadata) {
         head.putString(key);
         head.put(static_cast<uint32_t>(value.type));
-        KESTREL_RETURN_IF_ERROR(encodeValue(key, value, 0, head));
+        KESTREL_RETURN_IF_ERROR(encodeValue(path + ": key '" + key + "'", value, 0, head));
     }
     uint64_t offset = 0;
     std::vector<uint64_t> offsets;

@@ -1,7 +1,20 @@
 // Writing GGUF version 3 files: for tests, `kestrel-cli synth` and tools.
 //
 // Usage: add metadata and tensors (data is copied), then write(). Keys keep
-// the order they were added. Thread-safety: none; one writer per thread.
+// the order they were added (set() on an existing key replaces it in place).
+// Tensors are laid out in the order added, each at a multiple of the
+// alignment and padded to it; a non-default alignment is recorded as uint32
+// general.alignment (a caller-set general.alignment must agree).
+//
+// Errors: addTensor() returns InvalidArgument for bad dims/type/byte counts or
+// a duplicate name; write() returns InvalidArgument for a Value whose type and
+// data disagree or do not fit (e.g. UInt8 holding 300), naming the file and
+// key, and Io with strerror when the OS refuses (disk full, no such
+// directory). write() goes through path + ".tmp", fsync and rename, so `path`
+// holds either its old contents or the complete new file, and the temporary
+// is removed on failure.
+//
+// Thread-safety: none; one writer per thread.
 #pragma once
 
 #include "gguf_file.h"

@@ -59,9 +59,16 @@ private slots:
         const uint64_t interesting64[] = {0, 1, 0xFF, uint64_t(1) << 31, uint64_t(1) << 32, uint64_t(1) << 62,
                                           uint64_t(1) << 63, ~uint64_t(0), ~uint64_t(0) - 31, 64, 4096};
         const uint32_t interesting32[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 30, 31, 99, 0x7FFFFFFF, 0xFFFFFFFF};
-        std::mt19937_64 rng(20261202);
+        // KESTREL_FUZZ_ITERATIONS / KESTREL_FUZZ_SEED widen a local run (e.g. under ASan).
+        const int iterations = qEnvironmentVariableIsSet("KESTREL_FUZZ_ITERATIONS")
+                                   ? qEnvironmentVariableIntValue("KESTREL_FUZZ_ITERATIONS")
+                                   : 2000;
+        const uint64_t seed = qEnvironmentVariableIsSet("KESTREL_FUZZ_SEED")
+                                  ? qgetenv("KESTREL_FUZZ_SEED").toULongLong()
+                                  : 20261202;
+        std::mt19937_64 rng(seed);
         int opened = 0, rejected = 0;
-        for (int iter = 0; iter < 2000; ++iter) {
+        for (int iter = 0; iter < iterations; ++iter) {
             std::vector<uint8_t> bytes = base;
             const int mutations = 1 + int(rng() % 3);
             for (int m = 0; m < mutations && !bytes.empty(); ++m) {
@@ -106,8 +113,9 @@ private slots:
             for (const auto& [key, value] : f.metadata()) values += walk(value);
             QVERIFY(values >= f.metadata().size());
         }
-        qInfo("2000 mutations of a %zu-byte file: %d opened, %d rejected cleanly", base.size(), opened, rejected);
-        QCOMPARE(opened + rejected, 2000);
+        qInfo("%d mutations (seed %llu) of a %zu-byte file: %d opened, %d rejected cleanly", iterations,
+              static_cast<unsigned long long>(seed), base.size(), opened, rejected);
+        QCOMPARE(opened + rejected, iterations);
         QVERIFY(rejected > 0);  // the mutations do reach the validation
     }
 };

@@ -77,6 +77,8 @@ private slots:
         row("version 1", s, ErrorCode::Unsupported, "header", "GGUF version 1 is not supported");
         s = validSpec(); s.version = 99;
         row("version 99", s, ErrorCode::Unsupported, "header", "GGUF version 99 is not supported");
+        s = validSpec(); s.version = 0x03000000;
+        row("big-endian", s, ErrorCode::Unsupported, "header", "big-endian GGUF files are not supported");
         s = validSpec(); s.tensorCountOverride = int64_t(1) << 40;
         row("tensor count huge", s, E, "header", "claims 1099511627776 tensors");
         s = validSpec(); s.kvCountOverride = int64_t(1) << 62;
@@ -217,6 +219,24 @@ private slots:
         }
         QVERIFY(test::saveBytes(p, full));
         QVERIFY(GgufFile::open(p.toStdString()).isOk());
+    }
+
+    // 2^24 + 1 uint8 values (one byte each, so the bytes are really there):
+    // refused before anything is allocated for them.
+    void tooManyMetadataValues() {
+        const uint64_t count = kMaxMetadataValues + 1;
+        FileSpec s = validSpec();
+        std::vector<uint8_t> value = arrayValue(0, count);
+        value.resize(value.size() + count, 1);
+        s.kvs.push_back(kvRaw("evil.huge", 9, value));
+        const QString p = dir_.filePath("huge.gguf");
+        QVERIFY(test::saveBytes(p, s.build()));
+        auto r = GgufFile::open(p.toStdString());
+        QCOMPARE(r.status().code(), ErrorCode::Unsupported);
+        QVERIFY2(r.status().message().rfind(p.toStdString() + ": key 'evil.huge': ", 0) == 0,
+                 r.status().message().c_str());
+        QVERIFY(r.status().message().find("more than 16777216 metadata values") != std::string::npos);
+        QFile::remove(p);
     }
 
     void missingFileIsNotFound() {

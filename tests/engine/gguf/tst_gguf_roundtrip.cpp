@@ -284,7 +284,7 @@ private slots:
             w.set("k", Value{ValueType::UInt8, uint64_t(300)});
             const Status st = w.write(p);
             QCOMPARE(st.code(), ErrorCode::InvalidArgument);
-            QVERIFY2(st.message().find("key 'k'") != std::string::npos, st.message().c_str());
+            QVERIFY2(st.message().rfind(p + ": key 'k': ", 0) == 0, st.message().c_str());
             QVERIFY(st.message().find("does not fit in uint8") != std::string::npos);
         }
         {
