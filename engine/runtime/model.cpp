@@ -1,5 +1,8 @@
 // kestrel::Model: loading a GGUF file onto a backend, and its tokenizer.
 #include "cpu_backend.h"
+#ifdef KESTREL_HAVE_CUDA
+#include "cuda_backend.h"
+#endif
 #include "model_impl.h"
 
 #include <thread>
@@ -11,8 +14,15 @@ Result<std::unique_ptr<backend::Backend>> createBackend(const std::string& devic
         if (threads < 0) return Status(ErrorCode::InvalidArgument, "threads must be >= 0, got " + std::to_string(threads));
         return std::unique_ptr<backend::Backend>(std::make_unique<backend::CpuBackend>(threads));
     }
-    if (device == "cuda" || device.rfind("cuda:", 0) == 0)
-        return Status(ErrorCode::Unsupported, "device '" + device + "': this build of Kestrel has no CUDA backend yet; use --device cpu");
+    if (device == "cuda" || device.rfind("cuda:", 0) == 0) {
+#ifdef KESTREL_HAVE_CUDA
+        auto index = backend::parseCudaDevice(device);
+        if (!index) return index.status();
+        return backend::createCudaBackend(index.value());
+#else
+        return Status(ErrorCode::Unsupported, "device '" + device + "': this build of Kestrel has no CUDA backend (built without CUDA); use --device cpu");
+#endif
+    }
     return Status(ErrorCode::InvalidArgument, "unknown device '" + device + "' (expected cpu, cuda or cuda:N)");
 }
 

@@ -1,0 +1,388 @@
+// CudaBackend: recording ops and moving data across the host boundary.
+#include "cuda_backend_impl.h"
+
+#include "ops.h"  // kernels/cpu: ropeFrequencies, the host reference of RoPE's scaling
+
+#include <algorithm>
+#include <cstring>
+
+namespace kestrel::backend::cudaimpl {
+namespace {
+
+CudaTensor& ct(Tensor& t) { return static_cast<CudaTensor&>(t); }
+const CudaTensor& ct(const Tensor& t) { return static_cast<const CudaTensor&>(t); }
+const CudaIndexTensor& ci(const IndexTensor& t) { return static_cast<const CudaIndexTensor&>(t); }
+const CudaWeight& cw(const Weight& w) { return static_cast<const CudaWeight&>(w); }
+
+// Field by field, so padding inside the copied structs stays zero and op lists compare bytewise.
+void setMatrix(cuda::DevMatrix& d, const cuda::DevMatrix& s) {
+    d.format = s.format;
+    d.qs = s.qs;
+    d.scales = s.scales;
+    d.rows = s.rows;
+    d.cols = s.cols;
+}
+void setKv(cuda::KvDev& d, const cuda::KvDev& s) {
+    d.k = s.k;
+    d.v = s.v;
+    d.table = s.table;
+    d.blockSize = s.blockSize;
+    d.rowStride = s.rowStride;
+    d.f16 = s.f16;
+}
+
+// Writing a tensor invalidates its int8 form.
+void written(const Tensor& t) { const_cast<CudaTensor&>(ct(t)).q8Rows = -1; }
+
+}  // namespace
+
+Status cudaStatus(cudaError_t err, const std::string& what) {
+    if (err == cudaSuccess) return Status::ok();
+    const ErrorCode code = err == cudaErrorMemoryAllocation ? ErrorCode::OutOfMemory : ErrorCode::Internal;
+    return Status(code, "CUDA: " + what + ": " + cudaGetErrorString(err));
+}
+
+CudaWeight::~CudaWeight() { cudaFree(memory); }
+CudaTensor::~CudaTensor() {
+    cudaFree(data);
+    cudaFree(q8);
+    cudaFree(q8meta);
+    cudaFree(attnScratch);
+    cudaFreeHost(pinned);
+}
+CudaIndexTensor::~CudaIndexTensor() {
+    cudaFree(data);
+    cudaFreeHost(pinned);
+}
+
+Status CudaBackend::check(cudaError_t err, const std::string& what) {
+    if (err != cudaSuccess && error_.isOk()) error_ = cudaStatus(err, what);
+    return err == cudaSuccess ? Status::ok() : cudaStatus(err, what);
+}
+
+CudaBackend::~CudaBackend() {
+    cudaSetDevice(device_);
+    if (stream_) cudaStreamSynchronize(stream_);
+    clearGraphs();
+    for (auto& r : ropeTables_) cudaFree(r.dev);
+    if (stream_) cudaStreamDestroy(stream_);
+}
+
+Result<std::unique_ptr<Tensor>> CudaBackend::createTensor(int64_t capacityRows, int64_t cols) {
+    if (capacityRows <= 0 || cols <= 0) return Status(ErrorCode::InvalidArgument, "tensor size must be positive");
+    cudaSetDevice(device_);
+    auto t = std::make_unique<CudaTensor>(capacityRows, cols, device_);
+    const size_t bytes = sizeof(float) * static_cast<size_t>(capacityRows * cols);
+    if (cudaError_t e = cudaMalloc(&t->data, bytes); e != cudaSuccess)
+        return cudaStatus(e, "allocating a " + std::to_string(capacityRows) + " x " + std::to_string(cols) +
+                                 " activation tensor (" + std::to_string(bytes >> 20) + " MiB)");
+    return std::unique_ptr<Tensor>(std::move(t));
+}
+
+Result<std::unique_ptr<IndexTensor>> CudaBackend::createIndexTensor(int64_t capacity) {
+    if (capacity <= 0) return Status(ErrorCode::InvalidArgument, "index tensor size must be positive");
+    cudaSetDevice(device_);
+    auto t = std::make_unique<CudaIndexTensor>(capacity, device_);
+    const size_t bytes = sizeof(int32_t) * static_cast<size_t>(capacity);
+    if (cudaError_t e = cudaMalloc(&t->data, bytes); e != cudaSuccess) return cudaStatus(e, "allocating an index tensor");
+    if (cudaError_t e = cudaMallocHost(&t->pinned, bytes); e != cudaSuccess)
+        return cudaStatus(e, "allocating pinned host memory");
+    return std::unique_ptr<IndexTensor>(std::move(t));
+}
+
+Status CudaBackend::upload(IndexTensor& dst, std::span<const int32_t> values) {
+    if (static_cast<int64_t>(values.size()) > dst.capacity())
+        return Status(ErrorCode::InvalidArgument, "index upload larger than its tensor");
+    // The staging buffer is read when the step runs: anything recorded that
+    // is not an upload belongs to the previous step and runs first.
+    if (std::any_of(ops_.begin(), ops_.end(), [](const Op& o) { return o.kind != OpKind::Upload; }))
+        KESTREL_RETURN_IF_ERROR(flush());
+    if (inFlight_) {
+        KESTREL_RETURN_IF_ERROR(check(cudaStreamSynchronize(stream_), "waiting for the previous step"));
+        inFlight_ = false;
+    }
+    if (!error_.isOk()) return error_;
+    auto& t = static_cast<CudaIndexTensor&>(dst);
+    std::memcpy(t.pinned, values.data(), values.size_bytes());
+    setIndexSize(dst, static_cast<int64_t>(values.size()));
+    // The copy covers the whole capacity so the op (and a graph holding it) is
+    // the same whatever the size; stale tail values are never read.
+    Op op = Op::make(OpKind::Upload);
+    op.p[0] = t.data;
+    op.p[1] = t.pinned;
+    op.n0 = static_cast<int64_t>(sizeof(int32_t)) * t.capacity();
+    record(op);
+    return Status::ok();
+}
+
+Status CudaBackend::upload(Tensor& dst, std::span<const float> values) {
+    if (static_cast<int64_t>(values.size()) != dst.rows() * dst.cols())
+        return Status(ErrorCode::InvalidArgument, "tensor upload size does not match rows * cols");
+    KESTREL_RETURN_IF_ERROR(flush());
+    if (inFlight_) {
+        KESTREL_RETURN_IF_ERROR(check(cudaStreamSynchronize(stream_), "waiting for the previous step"));
+        inFlight_ = false;
+    }
+    auto& t = ct(dst);
+    // Plain float uploads are for tests and tools: a synchronous copy is fine.
+    KESTREL_RETURN_IF_ERROR(check(cudaMemcpy(t.data, values.data(), values.size_bytes(), cudaMemcpyHostToDevice),
+                                  "uploading a tensor"));
+    written(dst);
+    return error_;
+}
+
+Status CudaBackend::download(const Tensor& src, std::span<float> out) {
+    if (static_cast<int64_t>(out.size()) != src.rows() * src.cols())
+        return Status(ErrorCode::InvalidArgument, "tensor download size does not match rows * cols");
+    KESTREL_RETURN_IF_ERROR(flush());
+    auto& t = const_cast<CudaTensor&>(ct(src));
+    if (!t.pinned) {
+        const size_t bytes = sizeof(float) * static_cast<size_t>(t.capacityRows() * t.cols());
+        KESTREL_RETURN_IF_ERROR(check(cudaMallocHost(&t.pinned, bytes), "allocating pinned host memory"));
+    }
+    KESTREL_RETURN_IF_ERROR(check(cudaMemcpyAsync(t.pinned, t.data, out.size_bytes(), cudaMemcpyDeviceToHost, stream_),
+                                  "downloading a tensor"));
+    KESTREL_RETURN_IF_ERROR(check(cudaStreamSynchronize(stream_), "running the step"));
+    inFlight_ = false;
+    if (!error_.isOk()) return error_;
+    std::memcpy(out.data(), t.pinned, out.size_bytes());
+    return Status::ok();
+}
+
+Status CudaBackend::synchronize() {
+    KESTREL_RETURN_IF_ERROR(flush());
+    KESTREL_RETURN_IF_ERROR(check(cudaStreamSynchronize(stream_), "running the step"));
+    inFlight_ = false;
+    return error_;
+}
+
+Status CudaBackend::ensureQ8(CudaTensor& t) {
+    if (t.q8) return Status::ok();
+    const int64_t n = t.capacityRows() * t.cols();
+    KESTREL_RETURN_IF_ERROR(check(cudaMalloc(&t.q8, static_cast<size_t>(n)), "allocating int8 activations"));
+    return check(cudaMalloc(&t.q8meta, sizeof(float2) * static_cast<size_t>(n / 32 + 1)), "allocating int8 activations");
+}
+
+void CudaBackend::embed(const Weight& table, const IndexTensor& ids, Tensor& out) {
+    out.setRows(ids.size());
+    Op op = Op::make(OpKind::Embed);
+    setMatrix(op.m, cw(table).matrix);
+    op.p[0] = ci(ids).data;
+    op.p[1] = ct(out).data;
+    op.n0 = ids.size();
+    record(op);
+    written(out);
+}
+
+void CudaBackend::matmul(const Weight& w, const Tensor& x, Tensor& y) {
+    y.setRows(x.rows());
+    const CudaWeight& weight = cw(w);
+    auto& xt = const_cast<CudaTensor&>(ct(x));
+    const bool integer = weight.matrix.format != cuda::DevFormat::F16;
+    if (integer && xt.q8Rows != x.rows()) {
+        if (!ensureQ8(xt).isOk()) return;
+        Op q = Op::make(OpKind::Quantize);
+        q.p[0] = xt.data;
+        q.p[1] = xt.q8;
+        q.p[2] = xt.q8meta;
+        q.n0 = x.rows();
+        q.n1 = x.cols();
+        record(q);
+        xt.q8Rows = x.rows();
+    }
+    Op op = Op::make(OpKind::Gemv);
+    setMatrix(op.m, weight.matrix);
+    op.p[0] = xt.data;
+    op.p[1] = integer ? xt.q8 : nullptr;
+    op.p[2] = integer ? xt.q8meta : nullptr;
+    op.p[3] = ct(y).data;
+    op.n0 = x.rows();
+    record(op);
+    written(y);
+}
+
+void CudaBackend::addBias(Tensor& x, const Weight& bias) {
+    Op op = Op::make(OpKind::AddBias);
+    op.p[0] = ct(x).data;
+    op.p[1] = cw(bias).f32;
+    op.n0 = x.rows();
+    op.n1 = x.cols();
+    record(op);
+    written(x);
+}
+
+void CudaBackend::rmsNorm(const Tensor& x, const Weight& gamma, float eps, Tensor& y, int groupSize) {
+    y.setRows(x.rows());
+    auto& yt = ct(y);
+    const bool q8 = groupSize == y.cols() && y.cols() % 32 == 0 && ensureQ8(yt).isOk();
+    Op op = Op::make(OpKind::RmsNorm);
+    op.p[0] = ct(x).data;
+    op.p[1] = cw(gamma).f32;
+    op.p[2] = yt.data;
+    op.p[3] = q8 ? yt.q8 : nullptr;
+    op.p[4] = q8 ? yt.q8meta : nullptr;
+    op.f0 = eps;
+    op.n0 = x.rows();
+    op.n1 = x.cols();
+    op.n2 = groupSize;
+    record(op);
+    yt.q8Rows = q8 ? y.rows() : -1;
+}
+
+const CudaBackend::RopeTable* CudaBackend::ropeTable(const RopeParams& p) {
+    kernels::RopeConfig cfg;
+    cfg.dims = p.dims;
+    cfg.base = p.base;
+    cfg.neox = p.neox;
+    cfg.scaling = static_cast<kernels::RopeScaling>(p.scaling);
+    cfg.factor = p.factor;
+    cfg.lowFreqFactor = p.lowFreqFactor;
+    cfg.highFreqFactor = p.highFreqFactor;
+    cfg.originalContext = p.originalContext;
+    cfg.yarnBetaFast = p.yarnBetaFast;
+    cfg.yarnBetaSlow = p.yarnBetaSlow;
+    cfg.yarnExtFactor = p.yarnExtFactor;
+    cfg.attnFactor = p.attnFactor;
+    cfg.freqFactors = p.freqFactors ? cw(*p.freqFactors).hostF32.data() : nullptr;
+    std::vector<float> freq(static_cast<size_t>(std::max(1, p.dims / 2)));
+    const float mscale = kernels::ropeFrequencies(cfg, freq.data());
+    for (const RopeTable& r : ropeTables_)
+        if (r.key == freq && r.mscale == mscale) return &r;
+    RopeTable r;
+    r.key = freq;
+    r.mscale = mscale;
+    if (!check(cudaMalloc(&r.dev, sizeof(float) * freq.size()), "allocating RoPE frequencies").isOk()) return nullptr;
+    if (!check(cudaMemcpy(r.dev, freq.data(), sizeof(float) * freq.size(), cudaMemcpyHostToDevice), "uploading RoPE frequencies").isOk())
+        return nullptr;
+    ropeTables_.push_back(std::move(r));
+    return &ropeTables_.back();
+}
+
+void CudaBackend::rope(Tensor& x, int headDim, const IndexTensor& positions, const RopeParams& p) {
+    const RopeTable* table = ropeTable(p);
+    if (!table) return;
+    Op op = Op::make(OpKind::Rope);
+    op.p[0] = ct(x).data;
+    op.p[1] = ci(positions).data;
+    op.n0 = x.rows();
+    op.n1 = x.cols();
+    op.i0 = headDim;
+    op.rope.invFreq = table->dev;
+    op.rope.mscale = table->mscale;
+    op.rope.dims = p.dims;
+    op.rope.neox = p.neox;
+    record(op);
+    written(x);
+}
+
+void CudaBackend::storeKv(const Tensor& k, const Tensor& v, runtime::KvCache& kv, int layer,
+                          const IndexTensor& positions) {
+    Op op = Op::make(OpKind::StoreKv);
+    op.p[0] = ct(k).data;
+    op.p[1] = ct(v).data;
+    op.p[2] = ci(positions).data;
+    op.n0 = k.rows();
+    op.n1 = k.cols();
+    setKv(op.kv, static_cast<CudaKvCache&>(kv).dev(layer));
+    record(op);
+}
+
+void CudaBackend::attention(const Tensor& q, runtime::KvCache& kv, int layer, const IndexTensor& positions,
+                            const AttentionParams& p, Tensor& out) {
+    out.setRows(q.rows());
+    auto& ot = ct(out);
+    cuda::AttentionDev a;
+    a.heads = p.heads;
+    a.kvHeads = p.kvHeads;
+    a.headDim = p.headDim;
+    a.scale = p.scale;
+    a.slidingWindow = p.slidingWindow;
+    a.softcap = p.softcap;
+    // Enough ranges to spread one token's keys over the GPU; prefill has
+    // parallelism in its tokens instead.
+    const int64_t tokens = q.rows();
+    const int64_t byContext = (kv.capacity() + 63) / 64;
+    a.maxSplits = static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(byContext, 64 / std::max<int64_t>(1, tokens)), 1, 32));
+    // Scratch sized for the largest batch this output can hold, so its address never changes.
+    if (!ot.attnScratch) {
+        int64_t need = 0;
+        for (int64_t t = 1; t <= ot.capacityRows(); t = t < 64 ? t + 1 : t * 2) {
+            cuda::AttentionDev b = a;
+            b.maxSplits = static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(byContext, 64 / t), 1, 32));
+            need = std::max(need, cuda::attentionScratchFloats(b, t));
+        }
+        cuda::AttentionDev b = a;
+        b.maxSplits = 1;
+        need = std::max(need, cuda::attentionScratchFloats(b, ot.capacityRows()));
+        if (!check(cudaMalloc(&ot.attnScratch, sizeof(float) * static_cast<size_t>(need)), "allocating attention scratch").isOk())
+            return;
+        ot.attnScratchFloats = need;
+    }
+    const bool q8 = p.headDim % 32 == 0 && ensureQ8(ot).isOk();
+    Op op = Op::make(OpKind::Attention);
+    op.p[0] = ct(q).data;
+    op.p[1] = ci(positions).data;
+    op.p[2] = ot.attnScratch;
+    op.p[3] = ot.data;
+    op.p[4] = q8 ? ot.q8 : nullptr;
+    op.p[5] = q8 ? ot.q8meta : nullptr;
+    op.n0 = tokens;
+    setKv(op.kv, static_cast<CudaKvCache&>(kv).dev(layer));
+    op.attn = a;
+    record(op);
+    ot.q8Rows = q8 ? out.rows() : -1;
+}
+
+void CudaBackend::glu(const Tensor& gate, const Tensor& up, GluKind kind, Tensor& out) {
+    out.setRows(gate.rows());
+    Op op = Op::make(OpKind::Glu);
+    op.p[0] = ct(gate).data;
+    op.p[1] = ct(up).data;
+    op.p[2] = ct(out).data;
+    op.n0 = gate.rows() * gate.cols();
+    op.i0 = kind == GluKind::Silu ? 0 : 1;
+    record(op);
+    written(out);
+}
+
+void CudaBackend::add(const Tensor& a, const Tensor& b, Tensor& out) {
+    out.setRows(a.rows());
+    Op op = Op::make(OpKind::Add);
+    op.p[0] = ct(a).data;
+    op.p[1] = ct(b).data;
+    op.p[2] = ct(out).data;
+    op.n0 = a.rows() * a.cols();
+    op.n1 = a.cols();
+    record(op);
+    written(out);
+}
+
+void CudaBackend::scale(Tensor& x, float s) {
+    Op op = Op::make(OpKind::Scale);
+    op.p[0] = ct(x).data;
+    op.n0 = x.rows() * x.cols();
+    op.f0 = s;
+    record(op);
+    written(x);
+}
+
+void CudaBackend::softcap(Tensor& x, float cap) {
+    Op op = Op::make(OpKind::Softcap);
+    op.p[0] = ct(x).data;
+    op.n0 = x.rows() * x.cols();
+    op.f0 = cap;
+    record(op);
+    written(x);
+}
+
+void CudaBackend::copyRows(const Tensor& src, int64_t srcRow, int64_t count, Tensor& dst) {
+    dst.setRows(count);
+    Op op = Op::make(OpKind::CopyRows);
+    op.p[0] = ct(dst).data;
+    op.p[1] = ct(src).data + srcRow * src.cols();
+    op.n0 = static_cast<int64_t>(sizeof(float)) * count * src.cols();
+    record(op);
+    written(dst);
+}
+
+}  // namespace kestrel::backend::cudaimpl

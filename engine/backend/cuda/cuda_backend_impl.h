@@ -1,0 +1,87 @@
+// Internal to engine/backend/cuda: the CudaBackend class (see cuda_backend.h).
+#pragma once
+
+#include "cuda_objects.h"
+
+#include <memory>
+#include <vector>
+
+namespace kestrel::backend::cudaimpl {
+
+class CudaBackend final : public Backend {
+public:
+    static Result<std::unique_ptr<CudaBackend>> create(int device);
+    ~CudaBackend() override;
+
+    std::string name() const override { return name_; }
+    Result<std::unique_ptr<Weight>> uploadWeight(const gguf::TensorInfo& info) override;
+    Result<std::unique_ptr<Tensor>> createTensor(int64_t capacityRows, int64_t cols) override;
+    Result<std::unique_ptr<IndexTensor>> createIndexTensor(int64_t capacity) override;
+    Result<std::unique_ptr<runtime::KvCache>> createKvCache(const runtime::KvCacheSpec& spec) override;
+
+    Status upload(IndexTensor& dst, std::span<const int32_t> values) override;
+    Status upload(Tensor& dst, std::span<const float> values) override;
+    Status download(const Tensor& src, std::span<float> out) override;
+
+    void embed(const Weight& table, const IndexTensor& ids, Tensor& out) override;
+    void matmul(const Weight& w, const Tensor& x, Tensor& y) override;
+    void addBias(Tensor& x, const Weight& bias) override;
+    void rmsNorm(const Tensor& x, const Weight& gamma, float eps, Tensor& y, int groupSize) override;
+    void rope(Tensor& x, int headDim, const IndexTensor& positions, const RopeParams& p) override;
+    void storeKv(const Tensor& k, const Tensor& v, runtime::KvCache& kv, int layer,
+                 const IndexTensor& positions) override;
+    void attention(const Tensor& q, runtime::KvCache& kv, int layer, const IndexTensor& positions,
+                   const AttentionParams& p, Tensor& out) override;
+    void glu(const Tensor& gate, const Tensor& up, GluKind kind, Tensor& out) override;
+    void add(const Tensor& a, const Tensor& b, Tensor& out) override;
+    void scale(Tensor& x, float s) override;
+    void softcap(Tensor& x, float cap) override;
+    void copyRows(const Tensor& src, int64_t srcRow, int64_t count, Tensor& dst) override;
+
+    // Runs everything recorded so far and waits for it (tests, benchmarks).
+    Status synchronize();
+    // Step statistics since creation: graph replays, captures, eager runs.
+    struct Stats {
+        int64_t replays = 0, captures = 0, eager = 0;
+    };
+    Stats stats() const { return stats_; }
+    // Turns graph capture off (eager execution of every step), for tests.
+    void setGraphsEnabled(bool on) { graphsEnabled_ = on; }
+    int deviceIndex() const { return device_; }
+
+private:
+    CudaBackend() = default;
+    void record(const Op& op) { ops_.push_back(op); }
+    Status flush();               // executes ops_ (graph or eager), leaves them empty
+    void execute(const std::vector<Op>& ops);  // launches with fusion
+    Status check(cudaError_t err, const std::string& what);
+    Status ensureQ8(CudaTensor& t);
+    struct RopeTable;
+    const RopeTable* ropeTable(const RopeParams& p);
+    void clearGraphs();
+
+    int device_ = 0;
+    std::string name_;
+    cudaStream_t stream_ = nullptr;
+    Status error_;  // sticky first error
+    std::vector<Op> ops_;
+    std::vector<Op> lastEager_;
+    struct Graph {
+        std::vector<Op> ops;
+        cudaGraphExec_t exec = nullptr;
+        int64_t lastUse = 0;
+    };
+    std::vector<Graph> graphs_;
+    int64_t useCounter_ = 0;
+    bool graphsEnabled_ = true;
+    bool inFlight_ = false;  // work launched since the last synchronisation
+    struct RopeTable {
+        std::vector<float> key;
+        float* dev = nullptr;
+        float mscale = 1.0f;
+    };
+    std::vector<RopeTable> ropeTables_;
+    Stats stats_;
+};
+
+}  // namespace kestrel::backend::cudaimpl

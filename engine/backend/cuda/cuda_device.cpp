@@ -1,0 +1,84 @@
+// Device selection: clear errors before any model memory is touched.
+#include "cuda_backend_impl.h"
+
+#include <charconv>
+
+namespace kestrel::backend {
+
+Result<int> parseCudaDevice(const std::string& spec) {
+    if (spec == "cuda") return 0;
+    if (spec.rfind("cuda:", 0) == 0) {
+        int n = -1;
+        const char* b = spec.data() + 5;
+        const char* e = spec.data() + spec.size();
+        auto [ptr, ec] = std::from_chars(b, e, n);
+        if (ec == std::errc() && ptr == e && n >= 0) return n;
+    }
+    return Status(ErrorCode::InvalidArgument, "device '" + spec + "': expected cuda or cuda:N (N = 0, 1, ...)");
+}
+
+Result<CudaDeviceInfo> probeCudaDevice(int device) {
+    int count = 0;
+    const cudaError_t e = cudaGetDeviceCount(&count);
+    if (e == cudaErrorNoDevice || (e == cudaSuccess && count == 0))
+        return Status(ErrorCode::Unsupported, "no CUDA GPU found (cudaGetDeviceCount reports none); use --device cpu");
+    if (e == cudaErrorInsufficientDriver)
+        return Status(ErrorCode::Unsupported, "no NVIDIA driver found, or it is older than this build's CUDA runtime (" +
+                                                  std::to_string(CUDART_VERSION / 1000) + "." +
+                                                  std::to_string(CUDART_VERSION % 1000 / 10) +
+                                                  "); install or update the driver, or use --device cpu");
+    if (e != cudaSuccess)
+        return Status(ErrorCode::Unsupported, std::string("the CUDA driver cannot be used: ") + cudaGetErrorString(e) +
+                                                  "; use --device cpu");
+    if (device < 0 || device >= count)
+        return Status(ErrorCode::InvalidArgument, "device cuda:" + std::to_string(device) + " does not exist (" +
+                                                      std::to_string(count) + " CUDA GPU" + (count == 1 ? "" : "s") + " found)");
+    cudaDeviceProp prop{};
+    if (cudaError_t pe = cudaGetDeviceProperties(&prop, device); pe != cudaSuccess)
+        return cudaimpl::cudaStatus(pe, "reading the properties of cuda:" + std::to_string(device));
+    CudaDeviceInfo info;
+    info.index = device;
+    info.name = prop.name;
+    info.computeMajor = prop.major;
+    info.computeMinor = prop.minor;
+    info.multiprocessors = prop.multiProcessorCount;
+    if (prop.major < 6 || (prop.major == 6 && prop.minor < 1))
+        return Status(ErrorCode::Unsupported, "GPU '" + info.name + "' has compute capability " + std::to_string(prop.major) +
+                                                  "." + std::to_string(prop.minor) +
+                                                  "; Kestrel's CUDA kernels need 6.1 or newer (dp4a); use --device cpu");
+    if (cudaError_t se = cudaSetDevice(device); se != cudaSuccess)
+        return cudaimpl::cudaStatus(se, "selecting cuda:" + std::to_string(device));
+    // A build without machine code (or PTX) for this GPU fails at the first launch: find out now.
+    cudaFuncAttributes attr{};
+    if (cudaError_t fe = cuda::probeKernelAttributes(&attr); fe != cudaSuccess) {
+        cudaGetLastError();
+        return Status(ErrorCode::Unsupported, "this build of Kestrel has no CUDA kernels for GPU '" + info.name +
+                                                  "' (compute capability " + std::to_string(prop.major) + "." +
+                                                  std::to_string(prop.minor) + "): rebuild with -DKESTREL_CUDA_ARCHS=" +
+                                                  std::to_string(prop.major * 10 + prop.minor) + " or use --device cpu");
+    }
+    cudaMemGetInfo(&info.freeBytes, &info.totalBytes);
+    return info;
+}
+
+Result<std::unique_ptr<Backend>> createCudaBackend(int device) {
+    auto b = cudaimpl::CudaBackend::create(device);
+    if (!b) return b.status();
+    return std::unique_ptr<Backend>(std::move(b).value());
+}
+
+namespace cudaimpl {
+
+Result<std::unique_ptr<CudaBackend>> CudaBackend::create(int device) {
+    auto info = probeCudaDevice(device);
+    if (!info) return info.status();
+    auto b = std::unique_ptr<CudaBackend>(new CudaBackend());
+    b->device_ = device;
+    b->name_ = "cuda:" + std::to_string(device) + " (" + info->name + ", sm_" + std::to_string(info->computeMajor) +
+               std::to_string(info->computeMinor) + ")";
+    KESTREL_RETURN_IF_ERROR(b->check(cudaStreamCreateWithFlags(&b->stream_, cudaStreamNonBlocking), "creating a stream"));
+    return b;
+}
+
+}  // namespace cudaimpl
+}  // namespace kestrel::backend

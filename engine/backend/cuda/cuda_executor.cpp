@@ -1,0 +1,197 @@
+// Running a recorded step: graph replay when the step was seen before,
+// otherwise eager launches, with neighbouring ops fused.
+#include "cuda_backend_impl.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace kestrel::backend::cudaimpl {
+namespace {
+
+constexpr size_t kMaxGraphs = 8;
+
+bool sameOps(const std::vector<Op>& a, const std::vector<Op>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(Op)) == 0;
+}
+
+bool gemvCompatible(const Op& a, const Op& b) {
+    return b.kind == OpKind::Gemv && b.p[0] == a.p[0] && b.n0 == a.n0 && b.m.format == a.m.format &&
+           b.m.cols == a.m.cols && b.p[3] != a.p[0];
+}
+
+cuda::Q8Act q8Of(const Op& op) {
+    return cuda::Q8Act{static_cast<const int8_t*>(op.p[1]), static_cast<const float2*>(op.p[2])};
+}
+
+}  // namespace
+
+void CudaBackend::clearGraphs() {
+    for (Graph& g : graphs_) cudaGraphExecDestroy(g.exec);
+    graphs_.clear();
+}
+
+Status CudaBackend::flush() {
+    if (ops_.empty()) return error_;
+    if (!error_.isOk()) {
+        ops_.clear();
+        return error_;
+    }
+    cudaSetDevice(device_);
+    ++useCounter_;
+    if (graphsEnabled_) {
+        for (Graph& g : graphs_) {
+            if (!sameOps(g.ops, ops_)) continue;
+            g.lastUse = useCounter_;
+            ops_.clear();
+            ++stats_.replays;
+            inFlight_ = true;
+            return check(cudaGraphLaunch(g.exec, stream_), "launching a step graph");
+        }
+        if (sameOps(lastEager_, ops_)) {
+            // Seen twice in a row: worth a graph.
+            cudaGraph_t graph = nullptr;
+            cudaGraphExec_t exec = nullptr;
+            KESTREL_RETURN_IF_ERROR(check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "starting a capture"));
+            execute(ops_);
+            const cudaError_t endErr = cudaStreamEndCapture(stream_, &graph);
+            KESTREL_RETURN_IF_ERROR(check(endErr, "capturing a step"));
+            const cudaError_t instErr = cudaGraphInstantiate(&exec, graph, 0);
+            cudaGraphDestroy(graph);
+            KESTREL_RETURN_IF_ERROR(check(instErr, "instantiating a step graph"));
+            if (graphs_.size() >= kMaxGraphs) {
+                auto oldest = std::min_element(graphs_.begin(), graphs_.end(),
+                                               [](const Graph& a, const Graph& b) { return a.lastUse < b.lastUse; });
+                cudaGraphExecDestroy(oldest->exec);
+                graphs_.erase(oldest);
+            }
+            graphs_.push_back(Graph{ops_, exec, useCounter_});
+            lastEager_.clear();
+            ops_.clear();
+            ++stats_.captures;
+            inFlight_ = true;
+            return check(cudaGraphLaunch(exec, stream_), "launching a step graph");
+        }
+    }
+    execute(ops_);
+    ++stats_.eager;
+    inFlight_ = true;
+    lastEager_.swap(ops_);
+    ops_.clear();
+    return check(cudaGetLastError(), "launching kernels");
+}
+
+void CudaBackend::execute(const std::vector<Op>& ops) {
+    cudaStream_t s = stream_;
+    const size_t n = ops.size();
+    for (size_t i = 0; i < n; ++i) {
+        const Op& op = ops[i];
+        switch (op.kind) {
+        case OpKind::Upload:
+            cudaMemcpyAsync(const_cast<void*>(op.p[0]), op.p[1], static_cast<size_t>(op.n0), cudaMemcpyHostToDevice, s);
+            break;
+        case OpKind::CopyRows:
+            cudaMemcpyAsync(const_cast<void*>(op.p[0]), op.p[1], static_cast<size_t>(op.n0), cudaMemcpyDeviceToDevice, s);
+            break;
+        case OpKind::Embed:
+            cuda::launchEmbed(op.m, static_cast<const int32_t*>(op.p[0]), op.n0, static_cast<float*>(const_cast<void*>(op.p[1])), s);
+            break;
+        case OpKind::Quantize:
+            cuda::launchQuantizeQ8(static_cast<const float*>(op.p[0]), op.n0, op.n1,
+                                   static_cast<int8_t*>(const_cast<void*>(op.p[1])),
+                                   static_cast<float2*>(const_cast<void*>(op.p[2])), s);
+            break;
+        case OpKind::Gemv: {
+            // gate, up, glu(gate, up) -> one pass that also applies the activation.
+            if (i + 2 < n && gemvCompatible(op, ops[i + 1]) && ops[i + 2].kind == OpKind::Glu &&
+                ops[i + 2].p[0] == op.p[3] && ops[i + 2].p[1] == ops[i + 1].p[3] &&
+                ops[i + 2].n0 == op.n0 * op.m.rows && ops[i + 1].m.rows == op.m.rows) {
+                const Op& up = ops[i + 1];
+                const Op& g = ops[i + 2];
+                cuda::launchGemvGlu(op.m, up.m, static_cast<const float*>(op.p[0]), q8Of(op), op.n0,
+                                    static_cast<float*>(const_cast<void*>(op.p[3])),
+                                    static_cast<float*>(const_cast<void*>(up.p[3])),
+                                    static_cast<float*>(const_cast<void*>(g.p[2])),
+                                    g.i0 == 0 ? cuda::GluAct::Silu : cuda::GluAct::GeluTanh, s);
+                i += 2;
+                break;
+            }
+            cuda::GemvJob jobs[3];
+            int count = 0;
+            size_t j = i;
+            for (; j < n && count < 3 && (j == i || gemvCompatible(op, ops[j])); ++j, ++count) {
+                jobs[count].w = ops[j].m;
+                jobs[count].y = static_cast<float*>(const_cast<void*>(ops[j].p[3]));
+            }
+            cuda::launchGemv(jobs, count, static_cast<const float*>(op.p[0]), q8Of(op), op.n0, s);
+            i = j - 1;
+            break;
+        }
+        case OpKind::Glu:
+            cuda::launchGlu(static_cast<const float*>(op.p[0]), static_cast<const float*>(op.p[1]),
+                            static_cast<float*>(const_cast<void*>(op.p[2])), op.n0,
+                            op.i0 == 0 ? cuda::GluAct::Silu : cuda::GluAct::GeluTanh, s);
+            break;
+        case OpKind::Add: {
+            // x = a + b followed by a norm of x: one kernel.
+            if (i + 1 < n && ops[i + 1].kind == OpKind::RmsNorm && ops[i + 1].p[0] == op.p[2] &&
+                ops[i + 1].n0 * ops[i + 1].n1 == op.n0 && ops[i + 1].n1 == op.n1) {
+                const Op& nm = ops[i + 1];
+                cuda::launchRmsNorm(static_cast<const float*>(op.p[0]), static_cast<const float*>(op.p[1]),
+                                    static_cast<float*>(const_cast<void*>(op.p[2])), static_cast<const float*>(nm.p[1]),
+                                    nm.f0, static_cast<float*>(const_cast<void*>(nm.p[2])), nm.n0, nm.n1, nm.n2,
+                                    static_cast<int8_t*>(const_cast<void*>(nm.p[3])),
+                                    static_cast<float2*>(const_cast<void*>(nm.p[4])), s);
+                ++i;
+                break;
+            }
+            cuda::launchAdd(static_cast<const float*>(op.p[0]), static_cast<const float*>(op.p[1]),
+                            static_cast<float*>(const_cast<void*>(op.p[2])), op.n0, s);
+            break;
+        }
+        case OpKind::RmsNorm:
+            cuda::launchRmsNorm(static_cast<const float*>(op.p[0]), nullptr, nullptr, static_cast<const float*>(op.p[1]),
+                                op.f0, static_cast<float*>(const_cast<void*>(op.p[2])), op.n0, op.n1, op.n2,
+                                static_cast<int8_t*>(const_cast<void*>(op.p[3])),
+                                static_cast<float2*>(const_cast<void*>(op.p[4])), s);
+            break;
+        case OpKind::Rope: {
+            // rope(q), rope(k), storeKv(k, v): one kernel.
+            if (i + 2 < n && ops[i + 1].kind == OpKind::Rope && ops[i + 2].kind == OpKind::StoreKv &&
+                ops[i + 1].p[1] == op.p[1] && ops[i + 2].p[2] == op.p[1] && ops[i + 2].p[0] == ops[i + 1].p[0] &&
+                ops[i + 1].i0 == op.i0 && ops[i + 1].rope.invFreq == op.rope.invFreq &&
+                ops[i + 1].rope.mscale == op.rope.mscale && ops[i + 1].n0 == op.n0 && ops[i + 2].n0 == op.n0 &&
+                ops[i + 2].n1 == ops[i + 1].n1) {
+                const Op& k = ops[i + 1];
+                const Op& st = ops[i + 2];
+                cuda::launchRopeStore(static_cast<float*>(const_cast<void*>(op.p[0])), op.n1,
+                                      static_cast<float*>(const_cast<void*>(k.p[0])), static_cast<const float*>(st.p[1]),
+                                      k.n1, op.n0, op.i0, static_cast<const int32_t*>(op.p[1]), op.rope, st.kv, s);
+                i += 2;
+                break;
+            }
+            cuda::launchRope(static_cast<float*>(const_cast<void*>(op.p[0])), op.n0, op.n1, op.i0,
+                             static_cast<const int32_t*>(op.p[1]), op.rope, s);
+            break;
+        }
+        case OpKind::StoreKv:
+            cuda::launchStoreKv(static_cast<const float*>(op.p[0]), static_cast<const float*>(op.p[1]), op.n0, op.n1,
+                                static_cast<const int32_t*>(op.p[2]), op.kv, s);
+            break;
+        case OpKind::Attention:
+            cuda::launchAttention(static_cast<const float*>(op.p[0]), op.n0, static_cast<const int32_t*>(op.p[1]), op.kv,
+                                  op.attn, static_cast<float*>(const_cast<void*>(op.p[2])),
+                                  static_cast<float*>(const_cast<void*>(op.p[3])),
+                                  static_cast<int8_t*>(const_cast<void*>(op.p[4])),
+                                  static_cast<float2*>(const_cast<void*>(op.p[5])), s);
+            break;
+        case OpKind::Scale: cuda::launchScale(static_cast<float*>(const_cast<void*>(op.p[0])), op.f0, op.n0, s); break;
+        case OpKind::Softcap: cuda::launchSoftcap(static_cast<float*>(const_cast<void*>(op.p[0])), op.f0, op.n0, s); break;
+        case OpKind::AddBias:
+            cuda::launchAddBias(static_cast<float*>(const_cast<void*>(op.p[0])), static_cast<const float*>(op.p[1]), op.n0,
+                                op.n1, s);
+            break;
+        }
+    }
+}
+
+}  // namespace kestrel::backend::cudaimpl

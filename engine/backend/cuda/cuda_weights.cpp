@@ -1,0 +1,178 @@
+// Uploading weights (repacked into the kernels' layout) and the device KV cache.
+//
+// Q4_0, Q4_1 and Q8_0 are split into a quant array (16 or 32 bytes per block,
+// so a lane's block is one or two aligned 16-byte loads and a warp's loads
+// are contiguous) and a scale array. Every other type the CPU can compute
+// with is dequantised on the host and stored as F16: correct, and twice to
+// four times the bytes of a native int4 kernel (Q4_K/Q5_K/Q6_K/Q5_0 kernels
+// are future work).
+#include "cuda_backend_impl.h"
+
+#include "matmul.h"  // kernels/cpu: dequantizeRow
+#include "ops.h"     // kernels/cpu: floatToHalf
+#include "quant_blocks.h"
+
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace kestrel::backend::cudaimpl {
+namespace {
+
+std::string mib(size_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB"; }
+
+// Runs fn(rowBegin, rowEnd) over all cores: repacking an 8B model is a few GB of memory traffic.
+template <typename Fn>
+void parallelRows(int64_t rows, Fn fn) {
+    const int threads = static_cast<int>(std::max(1u, std::min(16u, std::thread::hardware_concurrency())));
+    if (rows < 256 || threads == 1) {
+        fn(int64_t{0}, rows);
+        return;
+    }
+    std::vector<std::thread> pool;
+    const int64_t per = (rows + threads - 1) / threads;
+    for (int t = 0; t < threads; ++t) {
+        const int64_t b = t * per, e = std::min(rows, b + per);
+        if (b < e) pool.emplace_back([=] { fn(b, e); });
+    }
+    for (auto& th : pool) th.join();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Weight>> CudaBackend::uploadWeight(const gguf::TensorInfo& info) {
+    const auto traits = ggmlTypeTraits(info.type);
+    if (!traits || !traits->computeSupported || !info.data)
+        return Status(ErrorCode::Unsupported, "tensor '" + info.name + "' has type " + std::string(ggmlTypeName(info.type)) +
+                                                  ", which the CUDA backend cannot compute with");
+    cudaSetDevice(device_);
+    auto w = std::make_unique<CudaWeight>(info, device_);
+    const int64_t rows = w->rows(), cols = w->cols();
+    const bool vector1d = info.dims.size() <= 1;
+
+    // Host image of the device layout.
+    std::vector<uint8_t> host;
+    size_t scalesOffset = 0;
+    cuda::DevFormat format = cuda::DevFormat::F16;
+    if (vector1d) {
+        if (info.type != GgmlType::F32)
+            return Status(ErrorCode::Unsupported, "tensor '" + info.name + "': 1-D tensors must be F32");
+        w->hostF32.resize(static_cast<size_t>(cols));
+        std::memcpy(w->hostF32.data(), info.data, sizeof(float) * static_cast<size_t>(cols));
+        host.resize(sizeof(float) * static_cast<size_t>(cols));
+        std::memcpy(host.data(), info.data, host.size());
+    } else if (info.type == GgmlType::Q4_0 || info.type == GgmlType::Q4_1 || info.type == GgmlType::Q8_0) {
+        const int64_t nb = cols / 32;
+        const int qsBytes = info.type == GgmlType::Q8_0 ? 32 : 16;
+        const int scaleBytes = info.type == GgmlType::Q4_1 ? 4 : 2;
+        format = info.type == GgmlType::Q4_0 ? cuda::DevFormat::Q4_0
+                 : info.type == GgmlType::Q4_1 ? cuda::DevFormat::Q4_1 : cuda::DevFormat::Q8_0;
+        scalesOffset = (static_cast<size_t>(rows * nb) * qsBytes + 255) / 256 * 256;
+        host.resize(scalesOffset + static_cast<size_t>(rows * nb) * scaleBytes);
+        const size_t blockBytes = traits->blockBytes;
+        uint8_t* qs = host.data();
+        uint8_t* sc = host.data() + scalesOffset;
+        const uint8_t* src = info.data;
+        parallelRows(rows, [&](int64_t r0, int64_t r1) {
+            for (int64_t i = r0 * nb; i < r1 * nb; ++i) {
+                const uint8_t* b = src + static_cast<size_t>(i) * blockBytes;
+                std::memcpy(sc + i * scaleBytes, b, static_cast<size_t>(scaleBytes));  // d (and m) lead each block
+                std::memcpy(qs + i * qsBytes, b + scaleBytes, static_cast<size_t>(qsBytes));
+            }
+        });
+    } else {
+        host.resize(sizeof(uint16_t) * static_cast<size_t>(rows * cols));
+        auto* dst = reinterpret_cast<uint16_t*>(host.data());
+        const auto rowBytes = ggmlRowBytes(info.type, static_cast<uint64_t>(cols));
+        if (!rowBytes) return Status(ErrorCode::InvalidFile, "tensor '" + info.name + "': rows are not whole blocks of its type");
+        parallelRows(rows, [&](int64_t r0, int64_t r1) {
+            std::vector<float> row(static_cast<size_t>(cols));
+            for (int64_t r = r0; r < r1; ++r) {
+                const uint8_t* src = info.data + static_cast<size_t>(r) * *rowBytes;
+                if (info.type == GgmlType::F16) {
+                    std::memcpy(dst + r * cols, src, static_cast<size_t>(cols) * 2);
+                    continue;
+                }
+                kernels::dequantizeRow(info.type, src, row.data(), cols);
+                for (int64_t c = 0; c < cols; ++c) dst[r * cols + c] = kernels::floatToHalf(row[static_cast<size_t>(c)]);
+            }
+        });
+    }
+
+    if (cudaError_t e = cudaMalloc(&w->memory, host.size()); e != cudaSuccess) {
+        cudaGetLastError();
+        size_t freeB = 0, totalB = 0;
+        cudaMemGetInfo(&freeB, &totalB);
+        return Status(ErrorCode::OutOfMemory, "not enough GPU memory for tensor '" + info.name + "': it needs " +
+                                                  mib(host.size()) + ", " + mib(freeB) + " of " + mib(totalB) +
+                                                  " are free on " + name_ +
+                                                  " (use a smaller quantisation, a shorter context or --device cpu)");
+    }
+    KESTREL_RETURN_IF_ERROR(check(cudaMemcpy(w->memory, host.data(), host.size(), cudaMemcpyHostToDevice),
+                                  "uploading tensor '" + info.name + "'"));
+    if (vector1d) {
+        w->f32 = static_cast<float*>(w->memory);
+    } else {
+        w->matrix.format = format;
+        w->matrix.qs = w->memory;
+        w->matrix.scales = format == cuda::DevFormat::F16 ? nullptr : static_cast<uint8_t*>(w->memory) + scalesOffset;
+        w->matrix.rows = rows;
+        w->matrix.cols = cols;
+    }
+    return std::unique_ptr<Weight>(std::move(w));
+}
+
+CudaKvCache::~CudaKvCache() {
+    cudaFree(memory);
+    cudaFree(table);
+}
+
+runtime::KvLayer CudaKvCache::layer(int index) {
+    auto* base = static_cast<uint8_t*>(memory) + static_cast<size_t>(index) * 2 * layerBytes_;
+    return runtime::KvLayer{base, base + layerBytes_, static_cast<int64_t>(spec_.kvHeads) * spec_.headDim};
+}
+
+cuda::KvDev CudaKvCache::dev(int index) {
+    const runtime::KvLayer l = layer(index);
+    cuda::KvDev d;
+    d.k = l.k;
+    d.v = l.v;
+    d.table = table;
+    d.blockSize = kKvBlock;
+    d.rowStride = l.rowStride;
+    d.f16 = spec_.storage == runtime::KvStorage::F16;
+    return d;
+}
+
+Result<std::unique_ptr<runtime::KvCache>> CudaBackend::createKvCache(const runtime::KvCacheSpec& spec) {
+    if (spec.layers <= 0 || spec.kvHeads <= 0 || spec.headDim <= 0 || spec.capacity <= 0)
+        return Status(ErrorCode::InvalidArgument, "KV cache: layers, heads, head size and capacity must be positive");
+    if (spec.headDim > 256)
+        return Status(ErrorCode::Unsupported, "the CUDA attention kernel supports head sizes up to 256, the model has " +
+                                                  std::to_string(spec.headDim));
+    cudaSetDevice(device_);
+    auto kv = std::make_unique<CudaKvCache>();
+    kv->spec_ = spec;
+    kv->device_ = device_;
+    const int64_t blocks = (spec.capacity + kKvBlock - 1) / kKvBlock;
+    const size_t elem = spec.storage == runtime::KvStorage::F16 ? 2 : 4;
+    const size_t row = static_cast<size_t>(spec.kvHeads) * static_cast<size_t>(spec.headDim);
+    kv->layerBytes_ = (static_cast<size_t>(blocks * kKvBlock) * row * elem + 255) / 256 * 256;
+    kv->bytes_ = kv->layerBytes_ * 2 * static_cast<size_t>(spec.layers);
+    if (cudaError_t e = cudaMalloc(&kv->memory, kv->bytes_); e != cudaSuccess) {
+        cudaGetLastError();
+        size_t freeB = 0, totalB = 0;
+        cudaMemGetInfo(&freeB, &totalB);
+        return Status(ErrorCode::OutOfMemory, "not enough GPU memory for a KV cache of " + std::to_string(spec.capacity) +
+                                                  " positions: it needs " + mib(kv->bytes_) + ", " + mib(freeB) +
+                                                  " are free (use a shorter context)");
+    }
+    std::vector<int32_t> identity(static_cast<size_t>(blocks));
+    for (int64_t i = 0; i < blocks; ++i) identity[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+    KESTREL_RETURN_IF_ERROR(check(cudaMalloc(&kv->table, sizeof(int32_t) * identity.size()), "allocating the KV block table"));
+    KESTREL_RETURN_IF_ERROR(check(cudaMemcpy(kv->table, identity.data(), sizeof(int32_t) * identity.size(),
+                                             cudaMemcpyHostToDevice), "uploading the KV block table"));
+    return std::unique_ptr<runtime::KvCache>(std::move(kv));
+}
+
+}  // namespace kestrel::backend::cudaimpl

@@ -1,0 +1,37 @@
+// Flash-decoding attention over the block-table KV cache.
+//
+// Pass 1 splits each token's visible keys into at most `maxSplits` ranges (of
+// a multiple of 64 positions, sized from the token's position read on the
+// device, so a captured graph stays valid as the context grows); one block
+// takes one kv head, up to 8 of its query heads (grouped-query attention reads
+// each key once for the whole group) and one range, with an online softmax.
+// Pass 2 merges the ranges of each (token, head) and, when headDim % 32 == 0,
+// also writes the int8 form of the output for the next GEMV.
+#pragma once
+
+#include "ops.cuh"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace kestrel::cuda {
+
+struct AttentionDev {
+    int heads = 0;
+    int kvHeads = 0;
+    int headDim = 0;  // <= 256
+    float scale = 1.0f;
+    int slidingWindow = 0;
+    float softcap = 0.0f;
+    int maxSplits = 1;
+};
+
+// Scratch floats pass 1 needs for `tokens` tokens.
+int64_t attentionScratchFloats(const AttentionDev& p, int64_t tokens);
+
+// q: [tokens, heads * headDim]; out: [tokens, heads * headDim]. q8/q8meta may be null.
+void launchAttention(const float* q, int64_t tokens, const int32_t* positions, KvDev kv, const AttentionDev& p,
+                     float* scratch, float* out, int8_t* q8, float2* q8meta, cudaStream_t stream);
+
+}  // namespace kestrel::cuda

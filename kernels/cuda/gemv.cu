@@ -1,0 +1,306 @@
+// Matrix-vector products for decode (and, token-chunked, for prefill).
+//
+// One warp per output row; each lane walks the row's 32-blocks with a stride
+// of 32 blocks, so one warp-wide step reads 32 consecutive blocks (512 bytes
+// of Q4_0 quants) in 16-byte loads. Up to NT tokens share each weight load:
+// a prefill chunk reads the weights once per NT tokens. Activations are int8
+// per 32 (dp4a); the float scales are applied once per block.
+#include "cuda_common.cuh"
+#include "gemv.cuh"
+
+namespace kestrel::cuda {
+namespace {
+
+constexpr int kWarpsPerBlock = 8;
+
+__device__ __forceinline__ int dotQ4(uint4 w, int4 a0, int4 a1) {
+    const int m = 0x0f0f0f0f;
+    int s = __dp4a(static_cast<int>(w.x & m), a0.x, 0);
+    s = __dp4a(static_cast<int>(w.y & m), a0.y, s);
+    s = __dp4a(static_cast<int>(w.z & m), a0.z, s);
+    s = __dp4a(static_cast<int>(w.w & m), a0.w, s);
+    s = __dp4a(static_cast<int>((w.x >> 4) & m), a1.x, s);
+    s = __dp4a(static_cast<int>((w.y >> 4) & m), a1.y, s);
+    s = __dp4a(static_cast<int>((w.z >> 4) & m), a1.z, s);
+    s = __dp4a(static_cast<int>((w.w >> 4) & m), a1.w, s);
+    return s;
+}
+
+__device__ __forceinline__ int dotQ8(uint4 w0, uint4 w1, int4 a0, int4 a1) {
+    int s = __dp4a(static_cast<int>(w0.x), a0.x, 0);
+    s = __dp4a(static_cast<int>(w0.y), a0.y, s);
+    s = __dp4a(static_cast<int>(w0.z), a0.z, s);
+    s = __dp4a(static_cast<int>(w0.w), a0.w, s);
+    s = __dp4a(static_cast<int>(w1.x), a1.x, s);
+    s = __dp4a(static_cast<int>(w1.y), a1.y, s);
+    s = __dp4a(static_cast<int>(w1.z), a1.z, s);
+    s = __dp4a(static_cast<int>(w1.w), a1.w, s);
+    return s;
+}
+
+// acc[t] += row r of W . x[t0 + t], partial per lane (reduced by the caller).
+template <DevFormat F, int NT>
+__device__ __forceinline__ void rowDot(const DevMatrix& w, int64_t r, const float* __restrict__ x, Q8Act xq,
+                                       int64_t t0, int ntok, int lane, float (&acc)[NT]) {
+    const int64_t cols = w.cols;
+    if constexpr (F == DevFormat::F16) {
+        const __half* wr = static_cast<const __half*>(w.qs) + r * cols;
+        if ((cols & 7) == 0) {
+            for (int64_t c = lane * 8; c < cols; c += 256) {
+                const uint4 raw = __ldg(reinterpret_cast<const uint4*>(wr + c));
+                const __half2* h = reinterpret_cast<const __half2*>(&raw);
+                float wf[8];
+#pragma unroll
+                for (int i = 0; i < 4; ++i) {
+                    const float2 f = __half22float2(h[i]);
+                    wf[2 * i] = f.x;
+                    wf[2 * i + 1] = f.y;
+                }
+#pragma unroll
+                for (int t = 0; t < NT; ++t) {
+                    if (t < ntok) {
+                        const float4* xp = reinterpret_cast<const float4*>(x + (t0 + t) * cols + c);
+                        const float4 a = xp[0], b = xp[1];
+                        acc[t] += wf[0] * a.x + wf[1] * a.y + wf[2] * a.z + wf[3] * a.w + wf[4] * b.x +
+                                  wf[5] * b.y + wf[6] * b.z + wf[7] * b.w;
+                    }
+                }
+            }
+        } else {
+            for (int64_t c = lane; c < cols; c += 32) {
+                const float wv = __half2float(wr[c]);
+#pragma unroll
+                for (int t = 0; t < NT; ++t)
+                    if (t < ntok) acc[t] += wv * x[(t0 + t) * cols + c];
+            }
+        }
+    } else {
+        const int64_t nb = cols / 32;
+#pragma unroll 2
+        for (int64_t b = lane; b < nb; b += 32) {
+            uint4 w0, w1 = {};
+            float d, m = 0.0f;
+            if constexpr (F == DevFormat::Q8_0) {
+                const uint4* p = static_cast<const uint4*>(w.qs) + (r * nb + b) * 2;
+                w0 = __ldg(p);
+                w1 = __ldg(p + 1);
+                d = __half2float(static_cast<const __half*>(w.scales)[r * nb + b]);
+            } else {
+                w0 = __ldg(static_cast<const uint4*>(w.qs) + r * nb + b);
+                if constexpr (F == DevFormat::Q4_1) {
+                    const float2 dm = __half22float2(static_cast<const __half2*>(w.scales)[r * nb + b]);
+                    d = dm.x;
+                    m = dm.y;
+                } else {
+                    d = __half2float(static_cast<const __half*>(w.scales)[r * nb + b]);
+                }
+            }
+#pragma unroll
+            for (int t = 0; t < NT; ++t) {
+                if (t < ntok) {
+                    const int4* ap = reinterpret_cast<const int4*>(xq.q + (t0 + t) * cols + b * 32);
+                    const int4 a0 = ap[0], a1 = ap[1];
+                    const float2 am = xq.meta[(t0 + t) * nb + b];
+                    if constexpr (F == DevFormat::Q4_0) {
+                        acc[t] += d * (am.x * static_cast<float>(dotQ4(w0, a0, a1)) - 8.0f * am.y);
+                    } else if constexpr (F == DevFormat::Q4_1) {
+                        acc[t] += d * am.x * static_cast<float>(dotQ4(w0, a0, a1)) + m * am.y;
+                    } else {
+                        acc[t] += d * am.x * static_cast<float>(dotQ8(w0, w1, a0, a1));
+                    }
+                }
+            }
+        }
+    }
+}
+
+struct Jobs {
+    GemvJob j[3];
+    int count;
+};
+
+template <DevFormat F, int NT>
+__global__ void __launch_bounds__(kWarpsPerBlock * 32)
+    gemvKernel(Jobs jobs, const float* __restrict__ x, Q8Act xq, int64_t tokens) {
+    const int lane = threadIdx.x & 31;
+    int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+    int j = 0;
+    while (j < jobs.count && row >= jobs.j[j].w.rows) row -= jobs.j[j++].w.rows;
+    if (j >= jobs.count) return;
+    const GemvJob& job = jobs.j[j];
+    const int64_t t0 = static_cast<int64_t>(blockIdx.y) * NT;
+    const int ntok = static_cast<int>(tokens - t0 < NT ? tokens - t0 : NT);
+    float acc[NT];
+#pragma unroll
+    for (int t = 0; t < NT; ++t) acc[t] = 0.0f;
+    rowDot<F, NT>(job.w, row, x, xq, t0, ntok, lane, acc);
+#pragma unroll
+    for (int t = 0; t < NT; ++t) {
+        const float s = warpSum(acc[t]);
+        if (lane == t && t < ntok) job.y[(t0 + t) * job.w.rows + row] = s;
+    }
+}
+
+__device__ __forceinline__ float gluAct(float g, GluAct act) {
+    if (act == GluAct::Silu) return g / (1.0f + __expf(-g));
+    const float u = 1.5957691216057308f * (g + 0.044715f * g * g * g);  // 2 sqrt(2/pi) (..)
+    return g / (1.0f + __expf(-u));
+}
+
+template <DevFormat F, int NT>
+__global__ void __launch_bounds__(kWarpsPerBlock * 32)
+    gemvGluKernel(DevMatrix gate, DevMatrix up, const float* __restrict__ x, Q8Act xq, int64_t tokens,
+                  float* gateOut, float* upOut, float* out, GluAct act) {
+    const int lane = threadIdx.x & 31;
+    const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+    if (row >= gate.rows) return;
+    const int64_t t0 = static_cast<int64_t>(blockIdx.y) * NT;
+    const int ntok = static_cast<int>(tokens - t0 < NT ? tokens - t0 : NT);
+    float ag[NT], au[NT];
+#pragma unroll
+    for (int t = 0; t < NT; ++t) ag[t] = au[t] = 0.0f;
+    rowDot<F, NT>(gate, row, x, xq, t0, ntok, lane, ag);
+    rowDot<F, NT>(up, row, x, xq, t0, ntok, lane, au);
+#pragma unroll
+    for (int t = 0; t < NT; ++t) {
+        const float g = warpSum(ag[t]);
+        const float u = warpSum(au[t]);
+        if (lane == t && t < ntok) {
+            const int64_t i = (t0 + t) * gate.rows + row;
+            gateOut[i] = g;
+            upOut[i] = u;
+            out[i] = gluAct(g, act) * u;
+        }
+    }
+}
+
+template <int NT>
+void gemvDispatchNT(const Jobs& jobs, int64_t totalRows, const float* x, Q8Act xq, int64_t tokens, cudaStream_t s) {
+    const dim3 grid(ceilDiv(totalRows, kWarpsPerBlock), ceilDiv(tokens, NT));
+    switch (jobs.j[0].w.format) {
+    case DevFormat::Q4_0: gemvKernel<DevFormat::Q4_0, NT><<<grid, kWarpsPerBlock * 32, 0, s>>>(jobs, x, xq, tokens); break;
+    case DevFormat::Q4_1: gemvKernel<DevFormat::Q4_1, NT><<<grid, kWarpsPerBlock * 32, 0, s>>>(jobs, x, xq, tokens); break;
+    case DevFormat::Q8_0: gemvKernel<DevFormat::Q8_0, NT><<<grid, kWarpsPerBlock * 32, 0, s>>>(jobs, x, xq, tokens); break;
+    case DevFormat::F16: gemvKernel<DevFormat::F16, NT><<<grid, kWarpsPerBlock * 32, 0, s>>>(jobs, x, xq, tokens); break;
+    }
+}
+
+template <int NT>
+void gluDispatchNT(const DevMatrix& g, const DevMatrix& u, const float* x, Q8Act xq, int64_t tokens, float* go,
+                   float* uo, float* out, GluAct act, cudaStream_t s) {
+    const dim3 grid(ceilDiv(g.rows, kWarpsPerBlock), ceilDiv(tokens, NT));
+    switch (g.format) {
+    case DevFormat::Q4_0: gemvGluKernel<DevFormat::Q4_0, NT><<<grid, kWarpsPerBlock * 32, 0, s>>>(g, u, x, xq, tokens, go, uo, out, act); break;
+    case DevFormat::Q4_1: gemvGluKernel<DevFormat::Q4_1, NT><<<grid, kWarpsPerBlock * 32, 0, s>>>(g, u, x, xq, tokens, go, uo, out, act); break;
+    case DevFormat::Q8_0: gemvGluKernel<DevFormat::Q8_0, NT><<<grid, kWarpsPerBlock * 32, 0, s>>>(g, u, x, xq, tokens, go, uo, out, act); break;
+    case DevFormat::F16: gemvGluKernel<DevFormat::F16, NT><<<grid, kWarpsPerBlock * 32, 0, s>>>(g, u, x, xq, tokens, go, uo, out, act); break;
+    }
+}
+
+__global__ void quantizeQ8Kernel(const float* __restrict__ x, int64_t blocks, int64_t nbPerRow, int64_t cols,
+                                 int8_t* __restrict__ q, float2* __restrict__ meta) {
+    const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= blocks) return;
+    const int64_t t = i / nbPerRow, b = i % nbPerRow;
+    const float4* src = reinterpret_cast<const float4*>(x + t * cols + b * 32);
+    float v[32];
+    float amax = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+        const float4 f = src[k];
+        v[4 * k] = f.x;
+        v[4 * k + 1] = f.y;
+        v[4 * k + 2] = f.z;
+        v[4 * k + 3] = f.w;
+    }
+#pragma unroll
+    for (int k = 0; k < 32; ++k) amax = fmaxf(amax, fabsf(v[k]));
+    const float d = amax / 127.0f;
+    const float id = d > 0.0f ? 1.0f / d : 0.0f;
+    int sum = 0;
+    int packed[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+        int word = 0;
+#pragma unroll
+        for (int l = 0; l < 4; ++l) {
+            const int qv = __float2int_rn(v[4 * k + l] * id);
+            sum += qv;
+            word |= (qv & 0xff) << (8 * l);
+        }
+        packed[k] = word;
+    }
+    int4* dst = reinterpret_cast<int4*>(q + t * cols + b * 32);
+    dst[0] = make_int4(packed[0], packed[1], packed[2], packed[3]);
+    dst[1] = make_int4(packed[4], packed[5], packed[6], packed[7]);
+    meta[i] = make_float2(d, d * static_cast<float>(sum));
+}
+
+__global__ void embedKernel(DevMatrix table, const int32_t* __restrict__ ids, int64_t tokens, float* __restrict__ out) {
+    const int64_t t = blockIdx.y;
+    const int64_t id = ids[t];
+    const int64_t cols = table.cols;
+    for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < cols;
+         c += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+        float v;
+        const int64_t b = c / 32, k = c % 32, nb = cols / 32;
+        switch (table.format) {
+        case DevFormat::F16: v = __half2float(static_cast<const __half*>(table.qs)[id * cols + c]); break;
+        case DevFormat::Q8_0:
+            v = __half2float(static_cast<const __half*>(table.scales)[id * nb + b]) *
+                static_cast<float>(static_cast<const int8_t*>(table.qs)[(id * nb + b) * 32 + k]);
+            break;
+        default: {
+            const uint8_t byte = static_cast<const uint8_t*>(table.qs)[(id * nb + b) * 16 + (k & 15)];
+            const int qv = k < 16 ? (byte & 15) : (byte >> 4);
+            if (table.format == DevFormat::Q4_0) {
+                v = __half2float(static_cast<const __half*>(table.scales)[id * nb + b]) * static_cast<float>(qv - 8);
+            } else {
+                const float2 dm = __half22float2(static_cast<const __half2*>(table.scales)[id * nb + b]);
+                v = dm.x * static_cast<float>(qv) + dm.y;
+            }
+        }
+        }
+        out[t * cols + c] = v;
+    }
+}
+
+}  // namespace
+
+void launchQuantizeQ8(const float* x, int64_t tokens, int64_t cols, int8_t* q, float2* meta, cudaStream_t stream) {
+    const int64_t nb = cols / 32, blocks = tokens * nb;
+    if (blocks == 0) return;
+    quantizeQ8Kernel<<<ceilDiv(blocks, 128), 128, 0, stream>>>(x, blocks, nb, cols, q, meta);
+}
+
+void launchGemv(const GemvJob* list, int count, const float* x, Q8Act xq, int64_t tokens, cudaStream_t stream) {
+    if (tokens <= 0 || count <= 0) return;
+    Jobs jobs{};
+    int64_t total = 0;
+    for (int i = 0; i < count && i < 3; ++i) {
+        jobs.j[i] = list[i];
+        total += list[i].w.rows;
+    }
+    jobs.count = count < 3 ? count : 3;
+    if (tokens == 1) gemvDispatchNT<1>(jobs, total, x, xq, tokens, stream);
+    else if (tokens == 2) gemvDispatchNT<2>(jobs, total, x, xq, tokens, stream);
+    else if (tokens <= 4) gemvDispatchNT<4>(jobs, total, x, xq, tokens, stream);
+    else gemvDispatchNT<8>(jobs, total, x, xq, tokens, stream);
+}
+
+void launchGemvGlu(const DevMatrix& gate, const DevMatrix& up, const float* x, Q8Act xq, int64_t tokens,
+                   float* gateOut, float* upOut, float* out, GluAct act, cudaStream_t stream) {
+    if (tokens <= 0) return;
+    if (tokens == 1) gluDispatchNT<1>(gate, up, x, xq, tokens, gateOut, upOut, out, act, stream);
+    else if (tokens == 2) gluDispatchNT<2>(gate, up, x, xq, tokens, gateOut, upOut, out, act, stream);
+    else if (tokens <= 4) gluDispatchNT<4>(gate, up, x, xq, tokens, gateOut, upOut, out, act, stream);
+    else gluDispatchNT<8>(gate, up, x, xq, tokens, gateOut, upOut, out, act, stream);
+}
+
+void launchEmbed(const DevMatrix& table, const int32_t* ids, int64_t tokens, float* out, cudaStream_t stream) {
+    if (tokens <= 0) return;
+    const dim3 grid(ceilDiv(table.cols, 256) < 64 ? ceilDiv(table.cols, 256) : 64, static_cast<unsigned>(tokens));
+    embedKernel<<<grid, 256, 0, stream>>>(table, ids, tokens, out);
+}
+
+}  // namespace kestrel::cuda

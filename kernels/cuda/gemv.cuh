@@ -1,0 +1,63 @@
+// Launchers of the matrix-vector kernels (decode is one GEMV per weight).
+//
+// Weights live on the device in a layout made for these kernels (see
+// engine/backend/cuda/cuda_weights.cpp, which repacks GGUF blocks into it):
+//   Q4_0: qs = 16 bytes per 32-block (GGML nibble order), row-major blocks;
+//         scales = one half per block, in a separate array (so each lane's
+//         quants are one 16-byte load and the warp's loads are contiguous).
+//   Q4_1: as Q4_0, scales = half2 (d, m) per block.
+//   Q8_0: qs = 32 int8 per block; scales = one half per block.
+//   F16:  qs = rows x cols halves; scales unused.
+// Integer formats multiply with activations quantised to int8 per 32 values
+// (Q8Act; see launchQuantizeQ8) through dp4a; F16 multiplies float activations.
+//
+// All launchers are asynchronous on `stream` and may be captured into a graph.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace kestrel::cuda {
+
+enum class DevFormat : int32_t { Q4_0, Q4_1, Q8_0, F16 };
+
+struct DevMatrix {
+    DevFormat format = DevFormat::F16;
+    const void* qs = nullptr;
+    const void* scales = nullptr;
+    int64_t rows = 0;
+    int64_t cols = 0;
+};
+
+// Activations quantised per 32 values: q[t * cols + c]; meta[t * cols/32 + b] =
+// (scale d, d * sum of the block's 32 quants).
+struct Q8Act {
+    const int8_t* q = nullptr;
+    const float2* meta = nullptr;
+};
+
+// x: [tokens, cols] float -> q [tokens, cols] int8, meta [tokens, cols/32]. cols % 32 == 0.
+void launchQuantizeQ8(const float* x, int64_t tokens, int64_t cols, int8_t* q, float2* meta, cudaStream_t stream);
+
+struct GemvJob {
+    DevMatrix w;
+    float* y = nullptr;  // [tokens, w.rows]
+};
+
+// Up to 3 products sharing one input (Q, K and V; or any weights of equal
+// cols and format) in one launch: y_j[t] = W_j x[t]. Integer formats read xq,
+// F16 reads x.
+void launchGemv(const GemvJob* jobs, int count, const float* x, Q8Act xq, int64_t tokens, cudaStream_t stream);
+
+enum class GluAct : int32_t { Silu, GeluTanh };
+
+// Gate and up in one pass: gateOut = Wg x, upOut = Wu x, out = act(gate) * up
+// (out may be gateOut or upOut).
+void launchGemvGlu(const DevMatrix& gate, const DevMatrix& up, const float* x, Q8Act xq, int64_t tokens,
+                   float* gateOut, float* upOut, float* out, GluAct act, cudaStream_t stream);
+
+// out[t] = row ids[t] of the table, dequantised. out is [tokens, cols].
+void launchEmbed(const DevMatrix& table, const int32_t* ids, int64_t tokens, float* out, cudaStream_t stream);
+
+}  // namespace kestrel::cuda

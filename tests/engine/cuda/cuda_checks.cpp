@@ -1,0 +1,409 @@
+#include "cuda_checks.h"
+
+#include "cpu_backend.h"
+#include "cuda_backend.h"
+#include "gguf_file.h"
+#include "loaded_model.h"
+#include "matmul.h"
+#include "model_runner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <random>
+
+namespace kestrel::cudatest {
+namespace {
+
+using backend::Backend;
+using backend::Tensor;
+
+struct Pair {
+    std::unique_ptr<Backend> cpu, gpu;
+};
+
+Pair makePair() {
+    Pair p;
+    p.cpu = std::make_unique<backend::CpuBackend>(2);
+    auto g = backend::createCudaBackend(0);
+    if (g) p.gpu = std::move(g).value();
+    return p;
+}
+
+// Host-side weight bytes plus a TensorInfo pointing at them (what a GGUF mapping gives).
+struct HostWeight {
+    std::vector<uint8_t> bytes;
+    gguf::TensorInfo info;
+};
+
+std::unique_ptr<HostWeight> randomWeight(GgmlType type, int64_t rows, int64_t cols, std::mt19937& rng, float scale,
+                                         float mean = 0.0f) {
+    auto w = std::make_unique<HostWeight>();
+    const uint64_t rowBytes = *ggmlRowBytes(type, static_cast<uint64_t>(cols));
+    w->bytes.resize(static_cast<size_t>(rowBytes * rows));
+    std::normal_distribution<float> nd(mean, scale);
+    std::vector<float> row(static_cast<size_t>(cols));
+    for (int64_t r = 0; r < rows; ++r) {
+        for (auto& x : row) x = nd(rng);
+        kernels::quantizeRow(type, row.data(), w->bytes.data() + r * rowBytes, cols);
+    }
+    w->info.name = "test." + std::string(ggmlTypeName(type));
+    w->info.type = type;
+    w->info.dims = rows > 1 || type != GgmlType::F32 ? std::vector<uint64_t>{uint64_t(cols), uint64_t(rows)}
+                                                     : std::vector<uint64_t>{uint64_t(cols)};
+    w->info.elements = static_cast<uint64_t>(rows * cols);
+    w->info.bytes = w->bytes.size();
+    w->info.data = w->bytes.data();
+    return w;
+}
+
+std::vector<float> randomVec(size_t n, std::mt19937& rng, float scale = 1.0f) {
+    std::normal_distribution<float> nd(0.0f, scale);
+    std::vector<float> v(n);
+    for (auto& x : v) x = nd(rng);
+    return v;
+}
+
+// A tensor on each backend holding the same values.
+struct TPair {
+    std::unique_ptr<Tensor> c, g;
+};
+
+TPair makeT(Pair& p, int64_t rows, int64_t cols, const std::vector<float>* values) {
+    TPair t{std::move(p.cpu->createTensor(rows, cols)).value(), std::move(p.gpu->createTensor(rows, cols)).value()};
+    std::vector<float> nan(static_cast<size_t>(rows * cols), std::numeric_limits<float>::quiet_NaN());
+    const std::vector<float>& v = values ? *values : nan;
+    (void)p.cpu->upload(*t.c, v);
+    (void)p.gpu->upload(*t.g, v);
+    return t;
+}
+
+void poison(Pair& p, TPair& t) {
+    t.c->setRows(t.c->capacityRows());
+    t.g->setRows(t.g->capacityRows());
+    std::vector<float> nan(static_cast<size_t>(t.c->rows() * t.c->cols()), std::numeric_limits<float>::quiet_NaN());
+    (void)p.cpu->upload(*t.c, nan);
+    (void)p.gpu->upload(*t.g, nan);
+}
+
+CheckResult compare(Pair& p, const TPair& t, const std::string& name, double bound) {
+    CheckResult r;
+    r.name = name;
+    r.bound = bound;
+    std::vector<float> a(static_cast<size_t>(t.c->rows() * t.c->cols())), b(static_cast<size_t>(t.g->rows() * t.g->cols()));
+    if (a.size() != b.size()) {
+        r.note = "row counts differ";
+        return r;
+    }
+    const Status sc = p.cpu->download(*t.c, a), sg = p.gpu->download(*t.g, b);
+    if (!sc.isOk() || !sg.isOk()) {
+        r.note = "download failed: " + (sg.isOk() ? sc.message() : sg.message());
+        return r;
+    }
+    double num = 0, den = 0;
+    size_t nans = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        if (!std::isfinite(b[i]) || !std::isfinite(a[i])) {
+            ++nans;
+            continue;
+        }
+        num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+        den += double(a[i]) * a[i];
+    }
+    r.error = den > 0 ? std::sqrt(num / den) : (num > 0 ? 1.0 : 0.0);
+    if (nans) {
+        r.note = std::to_string(nans) + " of " + std::to_string(a.size()) + " values not finite (unwritten?)";
+        r.error = std::numeric_limits<double>::infinity();
+        return r;
+    }
+    if (den == 0) {
+        r.note = "reference is all zeros: the check proves nothing";
+        return r;
+    }
+    r.ok = r.error <= bound;
+    return r;
+}
+
+struct IPair {
+    std::unique_ptr<backend::IndexTensor> c, g;
+};
+IPair makeI(Pair& p, const std::vector<int32_t>& v, int64_t capacity) {
+    IPair t{std::move(p.cpu->createIndexTensor(capacity)).value(), std::move(p.gpu->createIndexTensor(capacity)).value()};
+    (void)p.cpu->upload(*t.c, v);
+    (void)p.gpu->upload(*t.g, v);
+    return t;
+}
+
+struct WPair {
+    std::unique_ptr<HostWeight> host;
+    std::unique_ptr<backend::Weight> c, g;
+};
+WPair makeW(Pair& p, std::unique_ptr<HostWeight> h) {
+    WPair w;
+    w.c = std::move(p.cpu->uploadWeight(h->info)).value();
+    w.g = std::move(p.gpu->uploadWeight(h->info)).value();
+    w.host = std::move(h);
+    return w;
+}
+
+void checkMatmuls(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
+    const GgmlType types[] = {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::F16,
+                              GgmlType::F32,  GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q5_0};
+    for (GgmlType type : types) {
+        const bool k = type == GgmlType::Q4_K || type == GgmlType::Q6_K;
+        const int64_t cols = k ? 512 : 352, rows = 67;
+        for (int64_t tokens : {1, 3, 9, 21}) {
+            WPair w = makeW(p, randomWeight(type, rows, cols, rng, 0.05f));
+            auto xv = randomVec(static_cast<size_t>(tokens * cols), rng);
+            TPair x = makeT(p, tokens, cols, &xv);
+            TPair y = makeT(p, 32, rows, nullptr);
+            poison(p, y);
+            p.cpu->matmul(*w.c, *x.c, *y.c);
+            p.gpu->matmul(*w.g, *x.g, *y.g);
+            // Both sides quantise activations to int8 per 32 (the F16/K-quant GPU path uses float
+            // activations against the CPU's int8 ones): 2 % covers that rounding.
+            out.push_back(compare(p, y, "matmul " + std::string(ggmlTypeName(type)) + " " + std::to_string(rows) + "x" +
+                                            std::to_string(cols) + " tokens " + std::to_string(tokens), 2e-2));
+        }
+    }
+}
+
+void checkFusedFfn(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
+    const int64_t e = 160, ff = 200, tokens = 5;
+    WPair gamma = makeW(p, randomWeight(GgmlType::F32, 1, e, rng, 0.1f, 1.0f));
+    WPair wq = makeW(p, randomWeight(GgmlType::Q4_0, 96, e, rng, 0.1f));
+    WPair wk = makeW(p, randomWeight(GgmlType::Q4_0, 32, e, rng, 0.1f));
+    WPair wv = makeW(p, randomWeight(GgmlType::Q4_0, 32, e, rng, 0.1f));
+    WPair wg = makeW(p, randomWeight(GgmlType::Q4_1, ff, e, rng, 0.1f));
+    WPair wu = makeW(p, randomWeight(GgmlType::Q4_1, ff, e, rng, 0.1f));
+    auto xv = randomVec(size_t(tokens * e), rng), rv = randomVec(size_t(tokens * e), rng);
+    TPair x = makeT(p, tokens, e, &xv), res = makeT(p, tokens, e, &rv), xn = makeT(p, tokens, e, nullptr);
+    TPair q = makeT(p, tokens, 96, nullptr), k = makeT(p, tokens, 32, nullptr), v = makeT(p, tokens, 32, nullptr);
+    TPair g = makeT(p, tokens, ff, nullptr), u = makeT(p, tokens, ff, nullptr);
+    for (TPair* t : {&xn, &q, &k, &v, &g, &u}) poison(p, *t);
+    for (Backend* b : {p.cpu.get(), p.gpu.get()}) {
+        const bool gpu = b == p.gpu.get();
+        auto& X = gpu ? *x.g : *x.c;
+        auto pick = [&](TPair& t) -> Tensor& { return gpu ? *t.g : *t.c; };
+        auto pickW = [&](WPair& w) -> backend::Weight& { return gpu ? *w.g : *w.c; };
+        b->add(X, pick(res), X);  // residual add + norm: fused on the GPU
+        b->rmsNorm(X, pickW(gamma), 1e-5f, pick(xn), static_cast<int>(e));
+        b->matmul(pickW(wq), pick(xn), pick(q));  // Q, K, V: one launch on the GPU
+        b->matmul(pickW(wk), pick(xn), pick(k));
+        b->matmul(pickW(wv), pick(xn), pick(v));
+        b->matmul(pickW(wg), pick(xn), pick(g));  // gate + up + SiLU: one launch
+        b->matmul(pickW(wu), pick(xn), pick(u));
+        b->glu(pick(g), pick(u), backend::GluKind::Silu, pick(g));
+    }
+    out.push_back(compare(p, x, "fused add (residual sum)", 1e-6));
+    out.push_back(compare(p, xn, "fused add+rmsnorm", 1e-5));
+    out.push_back(compare(p, q, "fused qkv: q", 2e-2));
+    out.push_back(compare(p, k, "fused qkv: k", 2e-2));
+    out.push_back(compare(p, v, "fused qkv: v", 2e-2));
+    out.push_back(compare(p, u, "fused gate/up/glu: up", 2e-2));
+    out.push_back(compare(p, g, "fused gate/up/glu: silu(gate)*up", 2e-2));
+}
+
+void checkElementwise(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
+    const int64_t rows = 7, cols = 333;
+    auto av = randomVec(size_t(rows * cols), rng), bv = randomVec(size_t(rows * cols), rng, 2.0f);
+    WPair bias = makeW(p, randomWeight(GgmlType::F32, 1, cols, rng, 1.0f));
+    WPair gamma = makeW(p, randomWeight(GgmlType::F32, 1, cols, rng, 0.2f, 1.0f));
+    WPair headGamma = makeW(p, randomWeight(GgmlType::F32, 1, 37, rng, 0.2f, 1.0f));
+    TPair a = makeT(p, rows, cols, &av), b = makeT(p, rows, cols, &bv), o = makeT(p, rows, cols, nullptr);
+    auto run = [&](const std::string& name, double bound, auto fn) {
+        a = makeT(p, rows, cols, &av);
+        poison(p, o);
+        fn(*p.cpu, *a.c, *b.c, *o.c, false);
+        fn(*p.gpu, *a.g, *b.g, *o.g, true);
+        out.push_back(compare(p, o, name, bound));
+    };
+    run("add", 1e-6, [&](Backend& be, Tensor& A, Tensor& B, Tensor& O, bool) { be.add(A, B, O); });
+    run("glu silu", 1e-5, [&](Backend& be, Tensor& A, Tensor& B, Tensor& O, bool) { be.glu(A, B, backend::GluKind::Silu, O); });
+    run("glu gelu_tanh", 1e-5, [&](Backend& be, Tensor& A, Tensor& B, Tensor& O, bool) { be.glu(A, B, backend::GluKind::GeluTanh, O); });
+    run("scale", 1e-6, [&](Backend& be, Tensor& A, Tensor&, Tensor& O, bool) { be.scale(A, 0.37f); be.copyRows(A, 0, rows, O); });
+    run("softcap", 1e-5, [&](Backend& be, Tensor& A, Tensor& B, Tensor& O, bool) { be.add(A, B, O); be.softcap(O, 1.5f); });
+    run("addBias", 1e-6, [&](Backend& be, Tensor& A, Tensor&, Tensor& O, bool gpu) { be.addBias(A, gpu ? *bias.g : *bias.c); be.copyRows(A, 0, rows, O); });
+    run("copyRows 2..6", 0, [&](Backend& be, Tensor& A, Tensor&, Tensor& O, bool) { be.copyRows(A, 2, 4, O); });
+    run("rmsNorm rows", 1e-5, [&](Backend& be, Tensor& A, Tensor&, Tensor& O, bool gpu) { be.rmsNorm(A, gpu ? *gamma.g : *gamma.c, 1e-6f, O, int(cols)); });
+    run("rmsNorm per head (37)", 1e-5, [&](Backend& be, Tensor& A, Tensor&, Tensor& O, bool gpu) {
+        be.rmsNorm(A, gpu ? *headGamma.g : *headGamma.c, 1e-6f, A, 37);
+        be.copyRows(A, 0, rows, O);
+    });
+    // Embedding tables of every device format.
+    for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::F16, GgmlType::Q4_K}) {
+        const int64_t e = type == GgmlType::Q4_K ? 256 : 96;
+        WPair table = makeW(p, randomWeight(type, 50, e, rng, 1.0f));
+        IPair ids = makeI(p, {3, 49, 0, 17, 17, 8}, 8);
+        TPair y = makeT(p, 8, e, nullptr);
+        poison(p, y);
+        p.cpu->embed(*table.c, *ids.c, *y.c);
+        p.gpu->embed(*table.g, *ids.g, *y.g);
+        out.push_back(compare(p, y, "embed " + std::string(ggmlTypeName(type)), 2e-3));
+    }
+}
+
+// RoPE (both pair layouts), the KV write and attention, prefill then decode.
+void checkAttention(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
+    struct Case {
+        int heads, kvHeads, headDim;
+        bool neox;
+        int window;
+        float softcap;
+        runtime::KvStorage storage;
+        int prefill;
+    };
+    const Case cases[] = {{8, 2, 64, false, 0, 0.0f, runtime::KvStorage::F16, 37},
+                          {9, 3, 64, false, 0, 0.0f, runtime::KvStorage::F16, 300},
+                          {4, 1, 256, true, 0, 30.0f, runtime::KvStorage::F16, 70},
+                          {32, 8, 128, false, 0, 0.0f, runtime::KvStorage::F32, 130},
+                          {12, 12, 80, true, 50, 0.0f, runtime::KvStorage::F16, 99},
+                          {16, 1, 128, false, 0, 0.0f, runtime::KvStorage::F16, 1000}};
+    for (const Case& c : cases) {
+        const int64_t qDim = int64_t(c.heads) * c.headDim, kvDim = int64_t(c.kvHeads) * c.headDim;
+        runtime::KvCacheSpec spec{1, c.kvHeads, c.headDim, c.prefill + 8, c.storage};
+        auto kc = std::move(p.cpu->createKvCache(spec)).value();
+        auto kg = std::move(p.gpu->createKvCache(spec)).value();
+        backend::RopeParams rope;
+        rope.dims = c.headDim == 80 ? 64 : c.headDim;  // partial rotation on one case
+        rope.base = 10000.0f;
+        rope.neox = c.neox;
+        backend::AttentionParams ap{c.heads, c.kvHeads, c.headDim, 1.0f / std::sqrt(float(c.headDim)), c.window, c.softcap};
+        const std::string tag = std::to_string(c.heads) + "/" + std::to_string(c.kvHeads) + " heads, dim " +
+                                std::to_string(c.headDim) + (c.neox ? ", neox" : "") +
+                                (c.window ? ", window " + std::to_string(c.window) : "") + (c.softcap > 0 ? ", softcap" : "") +
+                                (c.storage == runtime::KvStorage::F32 ? ", f32 cache" : "");
+        // Two steps: a prefill of c.prefill tokens, then one decode token.
+        int64_t pos = 0;
+        for (int64_t tokens : {int64_t(c.prefill), int64_t(1)}) {
+            std::vector<int32_t> positions(static_cast<size_t>(tokens));
+            for (int64_t i = 0; i < tokens; ++i) positions[size_t(i)] = int32_t(pos + i);
+            IPair ps = makeI(p, positions, tokens);
+            auto qv = randomVec(size_t(tokens * qDim), rng), kv = randomVec(size_t(tokens * kvDim), rng),
+                 vv = randomVec(size_t(tokens * kvDim), rng);
+            TPair q = makeT(p, tokens, qDim, &qv), k = makeT(p, tokens, kvDim, &kv), v = makeT(p, tokens, kvDim, &vv);
+            TPair o = makeT(p, tokens, qDim, nullptr);
+            poison(p, o);
+            for (Backend* b : {p.cpu.get(), p.gpu.get()}) {
+                const bool gpu = b == p.gpu.get();
+                Tensor& Q = gpu ? *q.g : *q.c;
+                Tensor& K = gpu ? *k.g : *k.c;
+                auto& ids = gpu ? *ps.g : *ps.c;
+                auto& cache = gpu ? *kg : *kc;
+                b->rope(Q, c.headDim, ids, rope);  // rope q, rope k, store: one kernel on the GPU
+                b->rope(K, c.headDim, ids, rope);
+                b->storeKv(K, gpu ? *v.g : *v.c, cache, 0, ids);
+                b->attention(Q, cache, 0, ids, ap, gpu ? *o.g : *o.c);
+            }
+            const std::string step = tokens > 1 ? " prefill " + std::to_string(tokens) : " decode at " + std::to_string(pos);
+            out.push_back(compare(p, q, "rope q (" + tag + ")" + step, 1e-5));
+            // F16 cache on both sides; the softmax uses __expf on the GPU: 1e-3.
+            out.push_back(compare(p, o, "attention (" + tag + ")" + step, 1e-3));
+            pos += tokens;
+            kc->setLength(pos);
+            kg->setLength(pos);
+        }
+    }
+}
+
+}  // namespace
+
+bool gpuAvailable(std::string& whyNot) {
+    auto info = backend::probeCudaDevice(0);
+    if (!info) {
+        whyNot = info.status().message();
+        return false;
+    }
+    return true;
+}
+
+std::vector<CheckResult> runOpChecks(unsigned seed) {
+    std::vector<CheckResult> out;
+    Pair p = makePair();
+    if (!p.gpu) {
+        out.push_back({"create CUDA backend", 0, 0, false, "failed"});
+        return out;
+    }
+    std::mt19937 rng(seed);
+    checkMatmuls(p, rng, out);
+    checkFusedFfn(p, rng, out);
+    checkElementwise(p, rng, out);
+    checkAttention(p, rng, out);
+    return out;
+}
+
+std::vector<CheckResult> runModelCheck(const std::string& path, int decodeSteps) {
+    std::vector<CheckResult> out;
+    auto file = gguf::GgufFile::open(path);
+    if (!file) {
+        out.push_back({"open " + path, 0, 0, false, file.status().message()});
+        return out;
+    }
+    std::shared_ptr<gguf::GgufFile> f(std::move(file).value());
+    Pair p = makePair();
+    if (!p.gpu) {
+        out.push_back({"create CUDA backend", 0, 0, false, "failed"});
+        return out;
+    }
+    auto mc = model::LoadedModel::load(f, *p.cpu);
+    auto mg = model::LoadedModel::load(f, *p.gpu);
+    if (!mc || !mg) {
+        out.push_back({"load " + path, 0, 0, false, (mc ? mg.status() : mc.status()).message()});
+        return out;
+    }
+    model::RunnerOptions o;
+    o.contextLength = 256;
+    o.maxBatch = 32;
+    auto rc = std::move(model::ModelRunner::create(*mc, *p.cpu, o)).value();
+    auto rg = std::move(model::ModelRunner::create(*mg, *p.gpu, o)).value();
+    std::vector<int32_t> prompt;
+    const int vocab = rc->vocabSize();
+    for (int i = 0; i < 45; ++i) prompt.push_back((i * 7919 + 13) % vocab);  // two prefill chunks (32 + 13)
+    std::vector<float> lc, lg;
+    auto logitErr = [&](const std::string& name) {
+        CheckResult r;
+        r.name = name;
+        r.bound = 3e-2;  // int8 activations on both sides, rounded differently over every layer
+        double num = 0, den = 0;
+        bool finite = true;
+        for (size_t i = 0; i < lc.size(); ++i) {
+            finite = finite && std::isfinite(lg[i]) && std::isfinite(lc[i]);
+            num += (double(lc[i]) - lg[i]) * (double(lc[i]) - lg[i]);
+            den += double(lc[i]) * lc[i];
+        }
+        r.error = finite && den > 0 ? std::sqrt(num / den) : std::numeric_limits<double>::infinity();
+        r.ok = r.error <= r.bound;
+        if (!finite) r.note = "non-finite logits";
+        return r;
+    };
+    Status sc = rc->forward(prompt, model::LogitsMode::LastOnly, lc);
+    Status sg = rg->forward(prompt, model::LogitsMode::LastOnly, lg);
+    if (!sc.isOk() || !sg.isOk()) {
+        out.push_back({"prefill", 0, 0, false, (sc.isOk() ? sg : sc).message()});
+        return out;
+    }
+    out.push_back(logitErr("logits after prefill of 45"));
+    int agree = 0;
+    double worst = 0;
+    for (int s = 0; s < decodeSteps; ++s) {
+        // Both follow the CPU's greedy token so the contexts stay identical.
+        const int32_t next = int32_t(std::max_element(lc.begin(), lc.end()) - lc.begin());
+        const int32_t gnext = int32_t(std::max_element(lg.begin(), lg.end()) - lg.begin());
+        agree += next == gnext;
+        if (!rc->forward({&next, 1}, model::LogitsMode::LastOnly, lc).isOk() ||
+            !rg->forward({&next, 1}, model::LogitsMode::LastOnly, lg).isOk()) {
+            out.push_back({"decode", 0, 0, false, "forward failed"});
+            return out;
+        }
+        CheckResult r = logitErr("decode step " + std::to_string(s));
+        worst = std::max(worst, r.error);
+        if (!r.ok) out.push_back(r);
+    }
+    CheckResult r{"decode " + std::to_string(decodeSteps) + " steps: worst logit error", worst, 3e-2, worst <= 3e-2,
+                  "greedy argmax agreed on " + std::to_string(agree) + "/" + std::to_string(decodeSteps) + " steps"};
+    out.push_back(r);
+    return out;
+}
+
+}  // namespace kestrel::cudatest
