@@ -126,8 +126,16 @@ void rmsNorm(const float* x, const float* gamma, float eps, float* y, int64_t ro
         rmsNormRows(x, gamma, eps, y, 0, groups, groupSize);
         return;
     }
-    pool.parallelFor(groups, [&](int64_t b, int64_t e, int) { rmsNormRows(x, gamma, eps, y, b, e, groupSize); },
-                     std::max<int64_t>(1, 4096 / groupSize));
+    // One captured pointer keeps the std::function in its small buffer: no allocation per call.
+    struct Args {
+        const float *x, *gamma;
+        float eps;
+        float* y;
+        int64_t groupSize;
+    } args{x, gamma, eps, y, groupSize};
+    pool.parallelFor(
+        groups, [a = &args](int64_t b, int64_t e, int) { rmsNormRows(a->x, a->gamma, a->eps, a->y, b, e, a->groupSize); },
+        std::max<int64_t>(1, 4096 / groupSize));
 }
 
 float ropeFrequencies(const RopeConfig& cfg, float* invFreq) {
@@ -182,8 +190,18 @@ void rope(float* x, int64_t rows, int64_t cols, int headDim, const int32_t* posi
         ropeRows(x, 0, rows, cols, headDim, positions, dims, neox, invFreq, mscale);
         return;
     }
-    pool.parallelFor(rows, [&](int64_t b, int64_t e, int) {
-        ropeRows(x, b, e, cols, headDim, positions, dims, neox, invFreq, mscale);
+    struct Args {
+        float* x;
+        int64_t cols;
+        int headDim;
+        const int32_t* positions;
+        int dims;
+        bool neox;
+        const float* invFreq;
+        float mscale;
+    } args{x, cols, headDim, positions, dims, neox, invFreq, mscale};
+    pool.parallelFor(rows, [a = &args](int64_t b, int64_t e, int) {
+        ropeRows(a->x, b, e, a->cols, a->headDim, a->positions, a->dims, a->neox, a->invFreq, a->mscale);
     });
 }
 
@@ -192,7 +210,13 @@ void glu(const float* gate, const float* up, float* out, int64_t n, GluKind kind
         gluRange(gate, up, out, 0, n, kind);
         return;
     }
-    pool.parallelFor(n, [&](int64_t b, int64_t e, int) { gluRange(gate, up, out, b, e, kind); }, 8192);
+    struct Args {
+        const float *gate, *up;
+        float* out;
+        GluKind kind;
+    } args{gate, up, out, kind};
+    pool.parallelFor(
+        n, [a = &args](int64_t b, int64_t e, int) { gluRange(a->gate, a->up, a->out, b, e, a->kind); }, 8192);
 }
 
 KESTREL_CLONES

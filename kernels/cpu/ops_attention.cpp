@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -134,12 +135,16 @@ template <typename Isa, typename T>
 
 template <typename Isa, typename T>
 [[gnu::always_inline]] inline void attendRange(const float* q, const int32_t* positions, const KvView& cache,
-                                              const AttentionConfig& cfg, float* out, int64_t begin, int64_t end) {
+                                              const AttentionConfig& cfg, float* out, int64_t tokens, int64_t begin,
+                                              int64_t end) {
     const T* kAll = static_cast<const T*>(cache.k);
     const T* vAll = static_cast<const T*>(cache.v);
     const int group = cfg.heads / cfg.kvHeads;
     for (int64_t task = begin; task < end; ++task) {
-        const int64_t t = task / cfg.heads;
+        // Causal work grows with the position: interleave early and late tokens so that
+        // each thread's contiguous range of tasks costs about the same.
+        const int64_t ti = task / cfg.heads;
+        const int64_t t = (ti % 2 == 0) ? ti / 2 : tokens - 1 - ti / 2;
         const int h = static_cast<int>(task % cfg.heads);
         const int kvh = h / group;
         const int64_t last = positions[t];
@@ -152,29 +157,34 @@ template <typename Isa, typename T>
 }
 
 void attendScalar(const float* q, const int32_t* positions, const KvView& cache, const AttentionConfig& cfg,
-                  float* out, int64_t begin, int64_t end) {
+                  float* out, int64_t tokens, int64_t begin, int64_t end) {
     if (cache.type == KvType::F16)
-        attendRange<ScalarIsa, uint16_t>(q, positions, cache, cfg, out, begin, end);
+        attendRange<ScalarIsa, uint16_t>(q, positions, cache, cfg, out, tokens, begin, end);
     else
-        attendRange<ScalarIsa, float>(q, positions, cache, cfg, out, begin, end);
+        attendRange<ScalarIsa, float>(q, positions, cache, cfg, out, tokens, begin, end);
 }
 
 #ifdef KESTREL_X86
 __attribute__((target("avx2,fma,f16c"))) void attendAvx2(const float* q, const int32_t* positions,
                                                           const KvView& cache, const AttentionConfig& cfg,
-                                                          float* out, int64_t begin, int64_t end) {
+                                                          float* out, int64_t tokens, int64_t begin,
+                                                          int64_t end) {
     if (cache.type == KvType::F16)
-        attendRange<Avx2Isa, uint16_t>(q, positions, cache, cfg, out, begin, end);
+        attendRange<Avx2Isa, uint16_t>(q, positions, cache, cfg, out, tokens, begin, end);
     else
-        attendRange<Avx2Isa, float>(q, positions, cache, cfg, out, begin, end);
+        attendRange<Avx2Isa, float>(q, positions, cache, cfg, out, tokens, begin, end);
 }
 #endif
 
 using AttendFn = void (*)(const float*, const int32_t*, const KvView&, const AttentionConfig&, float*, int64_t,
-                          int64_t);
+                          int64_t, int64_t);
 
+// KESTREL_CPU_ISA=scalar forces the portable path, as for the matmul kernels (tests run both).
 AttendFn pickAttend() {
+    const char* force = std::getenv("KESTREL_CPU_ISA");
+    if (force && std::strcmp(force, "scalar") == 0) return attendScalar;
 #ifdef KESTREL_X86
+    __builtin_cpu_init();  // runs during static initialisation, before cpuid data is guaranteed
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
         return attendAvx2;
 #endif
@@ -206,7 +216,18 @@ void storeKv(const float* k, const float* v, int64_t tokens, const int32_t* posi
 void attention(const float* q, int64_t tokens, const int32_t* positions, const KvView& cache,
                const AttentionConfig& cfg, float* out, ThreadPool& pool) {
     const int64_t tasks = tokens * cfg.heads;
-    pool.parallelFor(tasks, [&](int64_t b, int64_t e, int) { kAttend(q, positions, cache, cfg, out, b, e); });
+    // One captured pointer keeps the std::function in its small buffer: no allocation per call.
+    struct Args {
+        const float* q;
+        const int32_t* positions;
+        const KvView* cache;
+        const AttentionConfig* cfg;
+        float* out;
+        int64_t tokens;
+    } args{q, positions, &cache, &cfg, out, tokens};
+    pool.parallelFor(tasks, [a = &args](int64_t b, int64_t e, int) {
+        kAttend(a->q, a->positions, *a->cache, *a->cfg, a->out, a->tokens, b, e);
+    });
 }
 
 }  // namespace kestrel::kernels

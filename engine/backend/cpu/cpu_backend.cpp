@@ -54,7 +54,8 @@ kernels::KvView kvView(runtime::KvCache& kv, int layer) {
 
 }  // namespace
 
-CpuBackend::CpuBackend(int threads) : pool_(std::make_unique<kernels::ThreadPool>(threads)) {}
+CpuBackend::CpuBackend(int threads, bool referenceMatmul)
+    : pool_(std::make_unique<kernels::ThreadPool>(threads)), referenceMatmul_(referenceMatmul) {}
 CpuBackend::~CpuBackend() = default;
 
 std::string CpuBackend::name() const { return "cpu (" + std::string(kernels::activeIsa()) + ")"; }
@@ -124,7 +125,10 @@ void CpuBackend::embed(const Weight& table, const IndexTensor& idx, Tensor& out)
 
 void CpuBackend::matmul(const Weight& w, const Tensor& x, Tensor& y) {
     y.setRows(x.rows());
-    kernels::matmul(cw(w).matrix(), data(x), x.rows(), data(y), *pool_);
+    if (referenceMatmul_)
+        kernels::matmulReference(cw(w).matrix(), data(x), x.rows(), data(y));
+    else
+        kernels::matmul(cw(w).matrix(), data(x), x.rows(), data(y), *pool_);
 }
 
 void CpuBackend::addBias(Tensor& x, const Weight& bias) {

@@ -12,7 +12,10 @@ namespace kestrel::backend {
 
 class CpuBackend final : public Backend {
 public:
-    explicit CpuBackend(int threads);  // threads <= 0: one per core
+    // threads <= 0: one per core. referenceMatmul: every product through
+    // kernels::matmulReference (dequantised weights, unquantised activations, double
+    // sums) — slow; for tests that separate the recipe's error from int8 activations.
+    explicit CpuBackend(int threads, bool referenceMatmul = false);
     ~CpuBackend() override;
 
     std::string name() const override;
@@ -49,6 +52,7 @@ public:
 
 private:
     std::unique_ptr<kernels::ThreadPool> pool_;
+    bool referenceMatmul_ = false;
 };
 
 }  // namespace kestrel::backend
