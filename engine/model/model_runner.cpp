@@ -15,8 +15,6 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(std::shared_ptr<const L
 Result<std::unique_ptr<ModelRunner>> ModelRunner::create(std::shared_ptr<const LoadedModel> model,
                                                          backend::Backend& be, const RunnerOptions& options) {
     if (!model) return Status(ErrorCode::InvalidArgument, "no model");
-    if (&model->backend() != &be)
-        return Status(ErrorCode::InvalidArgument, "the runner's backend is not the one the model was loaded on");
     if (options.maxBatch <= 0 || options.contextLength < 0)
         return Status(ErrorCode::InvalidArgument, "maxBatch must be positive and contextLength not negative");
     const ModelConfig& c = model->config();

@@ -13,9 +13,12 @@
 // allocated by create(); a step allocates nothing (logitsOut is resized,
 // which only allocates when it grows).
 //
-// Ownership: keeps the LoadedModel alive; `backend` must be the one the model
-// was loaded on and outlive the runner. Thread-safety: none; one thread steps a
-// runner at a time. Different runners on different backends may run at once.
+// Ownership: keeps the LoadedModel alive; `backend` must outlive the runner and
+// be able to read the model's weights: the backend the model was loaded on, or
+// for a CPU-loaded model any CpuBackend (CPU weights are read-only host views),
+// so several sequences can step at once, each on its own CpuBackend (own pool).
+// Thread-safety: none; one thread steps a runner at a time, and a backend runs
+// one runner's step at a time.
 #pragma once
 
 #include "loaded_model.h"
