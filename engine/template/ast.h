@@ -41,6 +41,7 @@ struct Expr {
     std::vector<std::pair<std::string, ExprPtr>> kwargs;
     std::vector<std::string> ops;
     bool negated = false;
+    int height = 1;  // longest path to a leaf; the parser bounds it so evaluation and destruction stay shallow
 };
 
 struct Stmt;

@@ -319,6 +319,8 @@ Result<Value> gRange(Interpreter& in, const Value&, const CallArgs& a) {
 
 Result<Value> gNamespace(Interpreter& in, const Value&, const CallArgs& a) {
     auto attrs = std::make_shared<Dict>();
+    for (const Value& p : a.positional) KESTREL_RETURN_IF_ERROR(in.checkNamespaceValue(p));
+    for (const auto& [k, v] : a.keyword) KESTREL_RETURN_IF_ERROR(in.checkNamespaceValue(v));
     for (const Value& p : a.positional) {
         if (!p.isDict()) return in.error("namespace() takes a mapping or keyword arguments");
         for (const auto& [k, v] : p.asDict().entries()) attrs->set(k, v);

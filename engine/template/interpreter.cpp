@@ -171,6 +171,7 @@ Status Interpreter::execSet(const Stmt& s) {
         if (!ns.isNamespace())
             return error("cannot assign attribute '" + s.attrTarget + "' of '" + s.targets[0] +
                          "': it is not a namespace");
+        KESTREL_RETURN_IF_ERROR(checkNamespaceValue(*v));
         ns.namespaceAttributes().set(Value(s.attrTarget), std::move(*v));
         return Status::ok();
     }
@@ -190,8 +191,14 @@ Status Interpreter::execSet(const Stmt& s) {
 Status Interpreter::execFor(const Stmt& s, std::string& out) {
     auto iterable = eval(*s.exprs[0]);
     if (!iterable) return iterable.status();
-    auto all = iterate(*iterable);
-    if (!all) return all.status();
+    std::shared_ptr<const List> all;
+    if (iterable->isList()) {
+        all = iterable->sharedList();  // shares the list, no copy
+    } else {
+        auto listed = iterate(*iterable);
+        if (!listed) return listed.status();
+        all = std::make_shared<const List>(std::move(*listed));
+    }
     frames_.emplace_back();
     struct PopFrame {
         std::vector<Frame>& f;
@@ -212,45 +219,30 @@ Status Interpreter::execFor(const Stmt& s, std::string& out) {
         return Status::ok();
     };
 
-    List items;
+    auto state = std::make_shared<LoopState>();
     if (s.exprs.size() > 1) {
+        List kept;
         for (const Value& item : *all) {
             KESTREL_RETURN_IF_ERROR(step());
             KESTREL_RETURN_IF_ERROR(bindTargets(item));
             auto keep = eval(*s.exprs[1]);
             if (!keep) return keep.status();
-            if (keep->truthy()) items.push_back(item);
+            if (keep->truthy()) kept.push_back(item);
         }
+        state->items = std::make_shared<const List>(std::move(kept));
     } else {
-        items = std::move(*all);
+        state->items = std::move(all);
     }
+    const List& items = *state->items;
+    const Value loop = Value::makeLoop(state);
     const auto n = static_cast<int64_t>(items.size());
     for (int64_t i = 0; i < n; ++i) {
         KESTREL_RETURN_IF_ERROR(step());
+        // jinja2 gives every iteration a fresh scope: what the body sets is gone next time round.
+        frames_.back().vars.clear();
         KESTREL_RETURN_IF_ERROR(bindTargets(items[static_cast<size_t>(i)]));
-        Dict loop;
-        loop.set(Value("index"), Value(i + 1));
-        loop.set(Value("index0"), Value(i));
-        loop.set(Value("revindex"), Value(n - i));
-        loop.set(Value("revindex0"), Value(n - i - 1));
-        loop.set(Value("first"), Value(i == 0));
-        loop.set(Value("last"), Value(i == n - 1));
-        loop.set(Value("length"), Value(n));
-        loop.set(Value("depth"), Value(1));
-        loop.set(Value("depth0"), Value(0));
-        loop.set(Value("previtem"), i > 0 ? items[static_cast<size_t>(i - 1)]
-                                          : Value::undefined("there is no previous item"));
-        loop.set(Value("nextitem"), i + 1 < n ? items[static_cast<size_t>(i + 1)]
-                                              : Value::undefined("there is no next item"));
-        auto cycle = std::make_shared<Callable>();
-        cycle->name = "loop.cycle";
-        cycle->self = Value(i);
-        cycle->builtin = [](Interpreter& in, const Value& self, const CallArgs& args) -> Result<Value> {
-            if (args.positional.empty()) return in.error("loop.cycle() needs at least one value");
-            return args.positional[static_cast<size_t>(self.asInt()) % args.positional.size()];
-        };
-        loop.set(Value("cycle"), Value::makeCallable(std::move(cycle)));
-        assign("loop", Value(std::move(loop)));
+        state->index0 = i;
+        assign("loop", loop);
         KESTREL_RETURN_IF_ERROR(execBody(s.bodies[0], out));
         if (flow_ == Flow::Break) { flow_ = Flow::Normal; break; }
         flow_ = Flow::Normal;
@@ -269,7 +261,17 @@ Result<Value> Interpreter::eval(const Expr& e) {
     if (evalDepth_ > limits_.maxEvalDepth) return error("the template nests too deeply");
     offset_ = e.offset;
     KESTREL_RETURN_IF_ERROR(step());
-    return evalInner(e);
+    auto v = evalInner(e);
+    if (v && v->depth() > limits_.maxValueDepth) {
+        offset_ = e.offset;
+        return error("values nested deeper than " + std::to_string(limits_.maxValueDepth) + " levels");
+    }
+    return v;
+}
+
+Status Interpreter::checkNamespaceValue(const Value& v) const {
+    if (v.holdsNamespace()) return error("a namespace cannot be stored inside a namespace");
+    return Status::ok();
 }
 
 Result<CallArgs> Interpreter::evalArgs(const Expr& e, size_t firstArg) {

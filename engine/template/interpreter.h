@@ -30,6 +30,7 @@ struct RenderLimits {
     int maxCallDepth = 64;                // nested macro calls
     int maxEvalDepth = 400;               // nested evaluation (expressions, blocks, calls)
     size_t maxOutputBytes = 8u << 20;     // rendered text and any string built on the way
+    int maxValueDepth = 200;              // lists and dicts inside lists and dicts
 };
 
 class Interpreter {
@@ -55,6 +56,8 @@ public:
     Result<Value> getItem(const Value& obj, const Value& key);
     // Rejects undefined operands the way jinja2's Undefined does.
     Status requireDefined(const Value& v) const;
+    // Namespaces may not hold namespaces: that would allow cycles and unbounded nesting.
+    Status checkNamespaceValue(const Value& v) const;
     // Python comparison: == != < <= > >= in notin.
     Result<bool> evalCompare(const std::string& op, const Value& a, const Value& b);
 
@@ -76,6 +79,7 @@ private:
     Result<CallArgs> evalArgs(const Expr& e, size_t firstArg);
     Result<Value> callMacro(const Callable& c, const CallArgs& args);
     Result<Value> applyFilterChain(const std::vector<ExprPtr>& filters, Value input);
+    Result<Value> loopAttr(const Value& loop, const std::string& name);
     static std::string undefinedMessageFor(const Value& obj, const std::string& what);
     Value lookup(const std::string& name) const;
     void assign(const std::string& name, Value v);

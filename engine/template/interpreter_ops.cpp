@@ -45,8 +45,40 @@ Result<List> Interpreter::iterate(const Value& v) {
     }
 }
 
+Result<Value> Interpreter::loopAttr(const Value& obj, const std::string& name) {
+    const LoopState& l = obj.asLoop();
+    const List& items = *l.items;
+    const auto n = static_cast<int64_t>(items.size());
+    const int64_t i = l.index0;
+    if (name == "index") return Value(i + 1);
+    if (name == "index0") return Value(i);
+    if (name == "revindex") return Value(n - i);
+    if (name == "revindex0") return Value(n - i - 1);
+    if (name == "first") return Value(i == 0);
+    if (name == "last") return Value(i == n - 1);
+    if (name == "length") return Value(n);
+    if (name == "depth") return Value(1);
+    if (name == "depth0") return Value(0);
+    if (name == "previtem")
+        return i > 0 ? items[static_cast<size_t>(i - 1)] : Value::undefined("there is no previous item");
+    if (name == "nextitem")
+        return i + 1 < n ? items[static_cast<size_t>(i + 1)] : Value::undefined("there is no next item");
+    if (name == "cycle") {
+        auto cycle = std::make_shared<Callable>();
+        cycle->name = "loop.cycle";
+        cycle->self = Value(i);
+        cycle->builtin = [](Interpreter& in, const Value& self, const CallArgs& args) -> Result<Value> {
+            if (args.positional.empty()) return in.error("loop.cycle() needs at least one value");
+            return args.positional[static_cast<size_t>(self.asInt()) % args.positional.size()];
+        };
+        return Value::makeCallable(std::move(cycle));
+    }
+    return Value::undefined("'LoopContext' object has no attribute '" + name + "'");
+}
+
 Result<Value> Interpreter::getAttr(const Value& obj, const std::string& name) {
     if (obj.isUndefined()) return error(undefinedMessageFor(obj, name));
+    if (obj.isLoop()) return loopAttr(obj, name);
     if (obj.isNamespace()) {
         const Value* v = obj.namespaceAttributes().get(name);
         if (v) return *v;

@@ -1,5 +1,6 @@
 #include "template/parser.h"
 
+#include <algorithm>
 #include <initializer_list>
 
 namespace kestrel::jinja {
@@ -62,6 +63,19 @@ private:
         explicit DepthGuard(int& depth) : d(depth) { ++d; }
         ~DepthGuard() { --d; }
     };
+
+    // Sets e's height from its children; chains built by loops (a + b + c ..., x.a.b ...,
+    // filters) are as deep as long, so they are bounded here, not by recursion guards.
+    Status seal(Expr& e) {
+        int h = 0;
+        for (const auto& a : e.args)
+            if (a) h = std::max(h, a->height);
+        for (const auto& [k, v] : e.kwargs) h = std::max(h, v->height);
+        e.height = h + 1;
+        if (e.height > maxDepth_)
+            return failAt(e.offset, "expression nested deeper than " + std::to_string(maxDepth_) + " levels");
+        return Status::ok();
+    }
 
     ExprPtr make(Expr::Kind kind, uint32_t offset) {
         auto e = std::make_unique<Expr>();
@@ -349,6 +363,7 @@ private:
         if (!comma && items.size() == 1) return std::move(items[0]);
         auto t = make(Expr::Kind::TupleLit, offset);
         t->args = std::move(items);
+        KESTREL_RETURN_IF_ERROR(seal(*t));
         return t;
     }
 
@@ -373,6 +388,7 @@ private:
             } else {
                 c->args.push_back(nullptr);
             }
+            KESTREL_RETURN_IF_ERROR(seal(*c));
             expr = std::move(c);
         }
         return expr;
@@ -390,6 +406,7 @@ private:
             auto b = make(kind, offset);
             b->args.push_back(std::move(expr));
             b->args.push_back(std::move(*right));
+            KESTREL_RETURN_IF_ERROR(seal(*b));
             expr = std::move(b);
         }
         return expr;
@@ -408,6 +425,7 @@ private:
             if (!inner) return inner;
             auto n = make(Expr::Kind::Not, offset);
             n->args.push_back(std::move(*inner));
+            KESTREL_RETURN_IF_ERROR(seal(*n));
             return n;
         }
         return parseCompare();
@@ -443,6 +461,7 @@ private:
             }
             cmp->ops.push_back(op);
             cmp->args.push_back(std::move(*rhs));
+            KESTREL_RETURN_IF_ERROR(seal(*cmp));
         }
         if (cmp) return cmp;
         return first;
@@ -463,6 +482,7 @@ private:
             if (!right) return right;
             b->args.push_back(std::move(expr));
             b->args.push_back(std::move(*right));
+            KESTREL_RETURN_IF_ERROR(seal(*b));
             expr = std::move(b);
         }
         return expr;
@@ -484,6 +504,7 @@ private:
             auto inner = parseUnary(false);
             if (!inner) return inner;
             u->args.push_back(std::move(*inner));
+            KESTREL_RETURN_IF_ERROR(seal(*u));
             node = std::move(u);
         } else {
             auto p = parsePrimary();
@@ -537,6 +558,7 @@ private:
                 list->args.push_back(std::move(*item));
             }
             next();
+            KESTREL_RETURN_IF_ERROR(seal(*list));
             return list;
         }
         if (skipOp("{")) {
@@ -553,6 +575,7 @@ private:
                 dict->args.push_back(std::move(*value));
             }
             next();
+            KESTREL_RETURN_IF_ERROR(seal(*dict));
             return dict;
         }
         return fail("unexpected " + describe(t) + ", expected an expression");
@@ -560,6 +583,7 @@ private:
 
     Result<ExprPtr> parsePostfix(ExprPtr node) {
         while (true) {
+            KESTREL_RETURN_IF_ERROR(seal(*node));
             if (isOp(".")) {
                 const uint32_t offset = cur().offset;
                 next();
@@ -683,6 +707,7 @@ private:
 
     Result<ExprPtr> parseFilterExpr(ExprPtr node) {
         while (true) {
+            KESTREL_RETURN_IF_ERROR(seal(*node));
             if (isOp("|")) {
                 next();
                 auto f = parseFilter(std::move(node));

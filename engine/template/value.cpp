@@ -3,8 +3,10 @@
 #include "template/callable.h"
 #include "template/utf8_text.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 
 namespace kestrel::jinja {
@@ -30,34 +32,71 @@ void Dict::set(Value key, Value value) {
 
 Value Value::undefined(std::string hint) {
     Value v;
-    if (!hint.empty()) v.string_ = std::make_shared<const std::string>(std::move(hint));
+    if (!hint.empty()) v.ptr_ = std::make_shared<const std::string>(std::move(hint));
     return v;
 }
 
-Value::Value(std::string s) : kind_(Kind::String), string_(std::make_shared<const std::string>(std::move(s))) {}
+Value::Value(std::string s) : kind_(Kind::String), ptr_(std::make_shared<const std::string>(std::move(s))) {}
+
+int64_t Value::asInt() const {
+    if (kind_ != Kind::Float) return int_;
+    if (!(float_ > -9.2e18 && float_ < 9.2e18)) return float_ > 0 ? INT64_MAX : (float_ < 0 ? INT64_MIN : 0);
+    return static_cast<int64_t>(float_);
+}
+
+namespace {
+uint16_t nestedDepth(int childDepth) { return static_cast<uint16_t>(std::min(childDepth + 1, 65535)); }
+}  // namespace
 
 Value::Value(List items, bool tuple)
-    : kind_(Kind::List), tuple_(tuple), list_(std::make_shared<const List>(std::move(items))) {}
+    : kind_(Kind::List), tuple_(tuple) {
+    auto list = std::make_shared<const List>(std::move(items));
+    int d = 0;
+    for (const Value& v : *list) {
+        d = std::max(d, v.depth());
+        holdsNamespace_ = holdsNamespace_ || v.holdsNamespace();
+    }
+    depth_ = nestedDepth(d);
+    ptr_ = std::move(list);
+}
 
-Value::Value(std::shared_ptr<const Dict> dict) : kind_(Kind::Dict), dict_(std::move(dict)) {}
+Value::Value(std::shared_ptr<const Dict> dict) : kind_(Kind::Dict) {
+    int d = 0;
+    for (const auto& [k, v] : dict->entries()) {
+        d = std::max({d, k.depth(), v.depth()});
+        holdsNamespace_ = holdsNamespace_ || k.holdsNamespace() || v.holdsNamespace();
+    }
+    depth_ = nestedDepth(d);
+    ptr_ = std::move(dict);
+}
 
 Value Value::makeNamespace(std::shared_ptr<Dict> attributes) {
     Value v;
     v.kind_ = Kind::Namespace;
-    v.ns_ = std::move(attributes);
+    v.ptr_ = std::move(attributes);
+    v.holdsNamespace_ = true;
+    v.depth_ = 1;  // attributes change later; they never hold a namespace (see Interpreter::execSet)
     return v;
 }
 
 Value Value::makeCallable(std::shared_ptr<const Callable> callable) {
     Value v;
     v.kind_ = Kind::Callable;
-    v.callable_ = std::move(callable);
+    v.ptr_ = std::move(callable);
+    return v;
+}
+
+Value Value::makeLoop(std::shared_ptr<LoopState> state) {
+    Value v;
+    v.kind_ = Kind::Loop;
+    v.holdsNamespace_ = true;  // its items may hold one; a loop is never stored in a namespace
+    v.ptr_ = std::move(state);
     return v;
 }
 
 const std::string& Value::undefinedHint() const {
     static const std::string kEmpty;
-    return (kind_ == Kind::Undefined && string_) ? *string_ : kEmpty;
+    return (kind_ == Kind::Undefined && ptr_) ? *static_cast<const std::string*>(ptr_.get()) : kEmpty;
 }
 
 bool Value::truthy() const {
@@ -67,11 +106,12 @@ bool Value::truthy() const {
         case Kind::Bool:
         case Kind::Int: return int_ != 0;
         case Kind::Float: return float_ != 0.0;
-        case Kind::String: return !string_->empty();
-        case Kind::List: return !list_->empty();
-        case Kind::Dict: return dict_->size() != 0;
+        case Kind::String: return !asString().empty();
+        case Kind::List: return !asList().empty();
+        case Kind::Dict: return asDict().size() != 0;
         case Kind::Namespace:
-        case Kind::Callable: return true;
+        case Kind::Callable:
+        case Kind::Loop: return true;
     }
     return false;
 }
@@ -85,23 +125,26 @@ bool Value::equals(const Value& o) const {
     switch (kind_) {
         case Kind::Undefined:
         case Kind::None: return true;
-        case Kind::String: return *string_ == *o.string_;
+        case Kind::String: return asString() == o.asString();
         case Kind::List: {
-            if (tuple_ != o.tuple_ || list_->size() != o.list_->size()) return false;
-            for (size_t i = 0; i < list_->size(); ++i)
-                if (!(*list_)[i].equals((*o.list_)[i])) return false;
+            const List& a = asList();
+            const List& b = o.asList();
+            if (tuple_ != o.tuple_ || a.size() != b.size()) return false;
+            for (size_t i = 0; i < a.size(); ++i)
+                if (!a[i].equals(b[i])) return false;
             return true;
         }
         case Kind::Dict: {
-            if (dict_->size() != o.dict_->size()) return false;
-            for (const auto& [k, v] : dict_->entries()) {
-                const Value* other = o.dict_->find(k);
+            if (asDict().size() != o.asDict().size()) return false;
+            for (const auto& [k, v] : asDict().entries()) {
+                const Value* other = o.asDict().find(k);
                 if (!other || !other->equals(v)) return false;
             }
             return true;
         }
-        case Kind::Namespace: return ns_ == o.ns_;
-        case Kind::Callable: return callable_ == o.callable_;
+        case Kind::Namespace:
+        case Kind::Callable:
+        case Kind::Loop: return ptr_ == o.ptr_;
         default: return false;
     }
 }
@@ -118,6 +161,7 @@ const char* Value::typeName() const {
         case Kind::Dict: return "dict";
         case Kind::Namespace: return "Namespace";
         case Kind::Callable: return "function";
+        case Kind::Loop: return "LoopContext";
     }
     return "object";
 }
@@ -249,6 +293,10 @@ std::string toPythonStr(const Value& v) {
         case Value::Kind::Float: return formatPythonFloat(v.asFloat());
         case Value::Kind::String: return v.asString();
         case Value::Kind::Callable: return "<function " + v.asCallable().name + ">";
+        case Value::Kind::Loop: {
+            const LoopState& l = v.asLoop();
+            return "<LoopContext " + std::to_string(l.index0 + 1) + "/" + std::to_string(l.items->size()) + ">";
+        }
         default: return toPythonRepr(v);
     }
 }

@@ -25,6 +25,7 @@ namespace kestrel::jinja {
 
 class Value;
 struct Callable;
+struct LoopState;
 
 using List = std::vector<Value>;
 
@@ -44,7 +45,7 @@ private:
 
 class Value {
 public:
-    enum class Kind : uint8_t { Undefined, None, Bool, Int, Float, String, List, Dict, Namespace, Callable };
+    enum class Kind : uint8_t { Undefined, None, Bool, Int, Float, String, List, Dict, Namespace, Callable, Loop };
 
     Value() = default;  // undefined
     static Value none() { Value v; v.kind_ = Kind::None; return v; }
@@ -61,6 +62,8 @@ public:
     Value(Dict dict) : Value(std::make_shared<const Dict>(std::move(dict))) {}  // NOLINT
     static Value makeNamespace(std::shared_ptr<Dict> attributes);
     static Value makeCallable(std::shared_ptr<const Callable> callable);
+    // The `loop` object of a for loop; like jinja2's LoopContext it is one object updated in place.
+    static Value makeLoop(std::shared_ptr<LoopState> state);
 
     Kind kind() const { return kind_; }
     bool isUndefined() const { return kind_ == Kind::Undefined; }
@@ -75,17 +78,25 @@ public:
     bool isDict() const { return kind_ == Kind::Dict; }
     bool isNamespace() const { return kind_ == Kind::Namespace; }
     bool isCallable() const { return kind_ == Kind::Callable; }
+    bool isLoop() const { return kind_ == Kind::Loop; }
 
     bool asBool() const { return int_ != 0; }
-    int64_t asInt() const { return kind_ == Kind::Float ? static_cast<int64_t>(float_) : int_; }  // bool -> 0/1
+    int64_t asInt() const;  // bool -> 0/1; a float truncates (saturating)
     double asFloat() const { return kind_ == Kind::Float ? float_ : static_cast<double>(int_); }
-    const std::string& asString() const { return *string_; }
-    const List& asList() const { return *list_; }
-    const Dict& asDict() const { return *dict_; }
-    Dict& namespaceAttributes() const { return *ns_; }
-    const Callable& asCallable() const { return *callable_; }
+    const std::string& asString() const { return *static_cast<const std::string*>(ptr_.get()); }
+    const List& asList() const { return *static_cast<const List*>(ptr_.get()); }
+    std::shared_ptr<const List> sharedList() const { return std::static_pointer_cast<const List>(ptr_); }
+    const Dict& asDict() const { return *static_cast<const Dict*>(ptr_.get()); }
+    Dict& namespaceAttributes() const { return *const_cast<Dict*>(static_cast<const Dict*>(ptr_.get())); }
+    const Callable& asCallable() const { return *static_cast<const Callable*>(ptr_.get()); }
+    LoopState& asLoop() const { return *const_cast<LoopState*>(static_cast<const LoopState*>(ptr_.get())); }
     // For undefined values: what was looked up, for the error message when it is used.
     const std::string& undefinedHint() const;
+
+    // Nesting of lists and dicts (0 for scalars); bounds recursion in repr, ==, tojson.
+    int depth() const { return depth_; }
+    // Whether a namespace is this value or inside it.
+    bool holdsNamespace() const { return holdsNamespace_; }
 
     // Python truthiness.
     bool truthy() const;
@@ -97,13 +108,19 @@ public:
 private:
     Kind kind_ = Kind::Undefined;
     bool tuple_ = false;
-    int64_t int_ = 0;
-    double float_ = 0;
-    std::shared_ptr<const std::string> string_;  // also the undefined hint
-    std::shared_ptr<const List> list_;
-    std::shared_ptr<const Dict> dict_;
-    std::shared_ptr<Dict> ns_;
-    std::shared_ptr<const Callable> callable_;
+    bool holdsNamespace_ = false;
+    uint16_t depth_ = 0;
+    union {
+        int64_t int_ = 0;
+        double float_;
+    };
+    // The string (also an undefined value's hint), List, Dict, Callable or LoopState.
+    std::shared_ptr<const void> ptr_;
+};
+
+struct LoopState {
+    std::shared_ptr<const List> items;
+    int64_t index0 = 0;
 };
 
 // str(value) as jinja2 prints it: Python's str(), "" for undefined.
