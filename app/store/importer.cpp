@@ -88,7 +88,7 @@ public:
         if (!value.isObject()) return fail(where, QStringLiteral("a message must be an object"));
         const QJsonObject o = value.toObject();
         if (!readId(o.value(QLatin1String("id")), &m->id)) return fail(where, QStringLiteral("\"id\" must be a positive integer"));
-        const QString here = QStringLiteral("%1 (id %2)").arg(where).arg(m->id);
+        const QString here = QStringLiteral("%1 (id %2)").arg(where, QString::number(m->id));
         QString role, state, tps;
         if (!optionalId(o, "parentId", here, &m->parentId)) return false;
         if (!string(o, "role", here, &role, true)) return false;
@@ -167,7 +167,7 @@ public:
         s->messages.reserve(array.size());
         for (int i = 0; i < array.size(); ++i) {
             Message m;
-            if (!message(array.at(i), QStringLiteral("%1, message %2").arg(here).arg(i + 1), &m)) return false;
+            if (!message(array.at(i), QStringLiteral("%1, message %2").arg(here, QString::number(i + 1)), &m)) return false;
             s->messages.append(std::move(m));
         }
         if (!orderTree(s->messages, here)) return false;

@@ -19,7 +19,8 @@ StoreResult<ConversationSnapshot> ConversationStore::snapshot(ConversationId id)
 StoreResult<ConversationId> ConversationStore::insertSnapshot(const ConversationSnapshot& snapshot) {
     if (!d_->open) return d_->notOpen();
     const Conversation& c = snapshot.conversation;
-    const QString doing = QStringLiteral("import the conversation \"%1\"").arg(c.title);
+    // Multi-argument arg() below: the title is user text and may contain "%1".
+    const QString doing = QStringLiteral("import the conversation \"%1\"").arg(c.title.left(80));
     sql::Transaction tx(d_->db(), d_->path);
     KESTREL_STORE_TRY(tx.begin(doing));
     const qint64 now = sql::nowMs();
@@ -39,7 +40,8 @@ StoreResult<ConversationId> ConversationStore::insertSnapshot(const Conversation
             const auto it = idMap.constFind(m.parentId);
             if (it == idMap.constEnd())
                 return {StoreError::Code::InvalidFile,
-                        QStringLiteral("cannot %1: message %2 comes before its parent %3").arg(doing).arg(m.id).arg(m.parentId)};
+                        QStringLiteral("cannot %1: message %2 comes before its parent %3")
+                            .arg(doing, QString::number(m.id), QString::number(m.parentId))};
             parent = *it;
         }
         NewMessage n;
@@ -57,7 +59,7 @@ StoreResult<ConversationId> ConversationStore::insertSnapshot(const Conversation
         auto inserted = insertMessageRow(*d_, newId, parent, n, m.createdAt, false);
         if (!inserted) return inserted.error();
         if (idMap.contains(m.id))
-            return {StoreError::Code::InvalidFile, QStringLiteral("cannot %1: message id %2 appears twice").arg(doing).arg(m.id)};
+            return {StoreError::Code::InvalidFile, QStringLiteral("cannot %1: message id %2 appears twice").arg(doing, QString::number(m.id))};
         idMap.insert(m.id, *inserted);
     }
     MessageId leaf = 0;

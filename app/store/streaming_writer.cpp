@@ -75,6 +75,9 @@ StoreResult<MessageId> ConversationStore::beginStreamingReply(ConversationId con
                                   {model, conversationId}, doing));
     }
     KESTREL_STORE_TRY(tx.commit(doing));
+    // The interval counts from the start of a reply, so its first token is
+    // not written on its own just because the last flush was long ago.
+    if (d_->streaming.isEmpty()) d_->sinceFlush.restart();
     d_->streaming.insert(*id, PendingReply{});
     return *id;
 }

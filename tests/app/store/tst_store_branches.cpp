@@ -40,6 +40,7 @@ private slots:
     void renameAndList();
     void deleteUndoAndPurge();
     void fullDiskIsAnError();
+    void readOnlyIsAnError();
 
 private:
     QTemporaryDir* dir_ = nullptr;
@@ -250,6 +251,30 @@ void TestStoreBranches::fullDiskIsAnError() {
     QCOMPARE(store_->allMessages(*c)->size(), 0);
     queryValue(*store_, QStringLiteral("PRAGMA max_page_count = 1073741823"));
     STORE_VERIFY_OK(store_->addMessage(*c, 0, msg(MessageRole::User, "fits")));
+}
+
+void TestStoreBranches::readOnlyIsAnError() {
+    // query_only gives the SQLITE_READONLY a read-only file or folder gives
+    // (the tests may run as root, for whom chmod does not stop writes).
+    auto c = store_->createConversation(QStringLiteral("ro"));
+    auto u = store_->addMessage(*c, 0, msg(MessageRole::User, "q"));
+    store_->setFlushIntervalMs(0);
+    auto r = store_->beginStreamingReply(*c, *u, QStringLiteral("m"));
+    STORE_VERIFY_OK(r);
+    queryValue(*store_, QStringLiteral("PRAGMA query_only = ON"));
+    const auto denied = store_->createConversation(QStringLiteral("nope"));
+    QCOMPARE(denied.error().code(), StoreError::Code::ReadOnly);
+    QVERIFY2(denied.error().message().contains(QLatin1String("read-only")), qPrintable(denied.error().message()));
+    QCOMPARE(store_->renameConversation(*c, "x").code(), StoreError::Code::ReadOnly);
+    QCOMPARE(store_->deleteConversation(*c).code(), StoreError::Code::ReadOnly);
+    // Streaming text that cannot be written stays pending, and is written
+    // once writing works again.
+    QCOMPARE(store_->appendToStreamingReply(*r, QStringLiteral("kept ")).code(), StoreError::Code::ReadOnly);
+    QCOMPARE(store_->appendToStreamingReply(*r, QStringLiteral("in memory")).code(), StoreError::Code::ReadOnly);
+    QVERIFY(store_->listConversations().isOk());  // reads still work
+    queryValue(*store_, QStringLiteral("PRAGMA query_only = OFF"));
+    STORE_VERIFY_OK(store_->finishReply(*r, {}));
+    QCOMPARE(store_->message(*r)->content, QStringLiteral("kept in memory"));
 }
 
 QTEST_APPLESS_MAIN(TestStoreBranches)

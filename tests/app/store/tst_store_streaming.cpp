@@ -20,6 +20,7 @@ private slots:
     void failKeepsText();
     void closeMidReplyInterrupts();
     void misuseIsAnError();
+    void timerFlushesWhenTokensStop();
 
 private:
     // What a second process reading the file would see right now.
@@ -139,6 +140,23 @@ void TestStoreStreaming::misuseIsAnError() {
     STORE_VERIFY_OK(store_->finishReply(*r, {}));
     QCOMPARE(store_->finishReply(*r, {}).code(), StoreError::Code::InvalidArgument);  // twice
     QCOMPARE(store_->beginStreamingReply(999, 0, QStringLiteral("m")).error().code(), StoreError::Code::NotFound);
+}
+
+void TestStoreStreaming::timerFlushesWhenTokensStop() {
+    // With an event loop (the app), a reply whose tokens stop arriving is
+    // still written about one interval later, without another append.
+    int argc = 1;
+    char name[] = "tst_store_streaming";
+    char* argv[] = {name, nullptr};
+    QCoreApplication app(argc, argv);
+    store_->close();
+    STORE_VERIFY_OK(store_->open(path_));  // timer created under the app
+    store_->setFlushIntervalMs(1500);
+    auto r = store_->beginStreamingReply(conv_, user_, QStringLiteral("m"));
+    STORE_VERIFY_OK(store_->appendToStreamingReply(*r, QStringLiteral("last token")));
+    QCOMPARE(contentOnDisk(*r), QString());  // buffered, the interval has not passed
+    QTRY_COMPARE_WITH_TIMEOUT(contentOnDisk(*r), QStringLiteral("last token"), 10000);
+    store_->close();  // before the application object goes away
 }
 
 QTEST_APPLESS_MAIN(TestStoreStreaming)
