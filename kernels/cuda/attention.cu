@@ -6,7 +6,7 @@ namespace {
 
 constexpr int kAttnWarps = 4;
 constexpr int kMaxGroup = 8;
-constexpr int kSplitQuantum = 64;
+constexpr int kSplitQuantum = 32;
 
 struct Range {
     int64_t first, len, splitLen, active;
@@ -91,26 +91,41 @@ __global__ void __launch_bounds__(kAttnWarps * 32)
         for (int e = 0; e < EPL; ++e) acc[g][e] = 0.0f;
     }
     const int64_t headOff = static_cast<int64_t>(kvh) * d;
-    for (int64_t j = start + warp; j < end; j += kAttnWarps) {
-        const int64_t phys = static_cast<int64_t>(kv.table[j / kv.blockSize]) * kv.blockSize + j % kv.blockSize;
-        const int64_t off = phys * kv.rowStride + headOff;
-        float kr[EPL], vr[EPL];
-        loadRow<EPL>(kv, kv.k, off, c0, d, kr);
-        loadRow<EPL>(kv, kv.v, off, c0, d, vr);
+    // Two keys per step: their loads and reductions are independent, which
+    // halves the latency chain of a warp's walk over its keys.
+    for (int64_t j = start + warp; j < end; j += 2 * kAttnWarps) {
+        const int64_t j1 = j + kAttnWarps;
+        const bool has1 = j1 < end;
+        const int64_t p0 = static_cast<int64_t>(kv.table[j / kv.blockSize]) * kv.blockSize + j % kv.blockSize;
+        const int64_t p1 = has1 ? static_cast<int64_t>(kv.table[j1 / kv.blockSize]) * kv.blockSize + j1 % kv.blockSize : p0;
+        float k0[EPL], v0[EPL], k1[EPL], v1[EPL];
+        loadRow<EPL>(kv, kv.k, p0 * kv.rowStride + headOff, c0, d, k0);
+        loadRow<EPL>(kv, kv.k, p1 * kv.rowStride + headOff, c0, d, k1);
+        loadRow<EPL>(kv, kv.v, p0 * kv.rowStride + headOff, c0, d, v0);
+        loadRow<EPL>(kv, kv.v, p1 * kv.rowStride + headOff, c0, d, v1);
 #pragma unroll
         for (int g = 0; g < kMaxGroup; ++g) {
             if (g >= ng) break;
-            float s = 0.0f;
+            float s0 = 0.0f, s1 = 0.0f;
 #pragma unroll
-            for (int e = 0; e < EPL; ++e) s += qr[g][e] * kr[e];
-            s = warpSum(s);
-            if (p.softcap > 0.0f) s = p.softcap * tanhf(s / p.softcap);
-            const float mNew = fmaxf(m[g], s);
+            for (int e = 0; e < EPL; ++e) {
+                s0 += qr[g][e] * k0[e];
+                s1 += qr[g][e] * k1[e];
+            }
+            s0 = warpSum(s0);
+            s1 = warpSum(s1);
+            if (p.softcap > 0.0f) {
+                s0 = p.softcap * tanhf(s0 / p.softcap);
+                s1 = p.softcap * tanhf(s1 / p.softcap);
+            }
+            if (!has1) s1 = -INFINITY;
+            const float mNew = fmaxf(m[g], fmaxf(s0, s1));
             const float corr = __expf(m[g] - mNew);
-            const float w = __expf(s - mNew);
-            l[g] = l[g] * corr + w;
+            const float w0 = __expf(s0 - mNew);
+            const float w1 = has1 ? __expf(s1 - mNew) : 0.0f;
+            l[g] = l[g] * corr + w0 + w1;
 #pragma unroll
-            for (int e = 0; e < EPL; ++e) acc[g][e] = acc[g][e] * corr + w * vr[e];
+            for (int e = 0; e < EPL; ++e) acc[g][e] = acc[g][e] * corr + w0 * v0[e] + w1 * v1[e];
             m[g] = mNew;
         }
     }

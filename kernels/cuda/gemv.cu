@@ -76,37 +76,54 @@ __device__ __forceinline__ void rowDot(const DevMatrix& w, int64_t r, const floa
         }
     } else {
         const int64_t nb = cols / 32;
-#pragma unroll 2
-        for (int64_t b = lane; b < nb; b += 32) {
-            uint4 w0, w1 = {};
-            float d, m = 0.0f;
-            if constexpr (F == DevFormat::Q8_0) {
-                const uint4* p = static_cast<const uint4*>(w.qs) + (r * nb + b) * 2;
-                w0 = __ldg(p);
-                w1 = __ldg(p + 1);
-                d = __half2float(static_cast<const __half*>(w.scales)[r * nb + b]);
-            } else {
-                w0 = __ldg(static_cast<const uint4*>(w.qs) + r * nb + b);
-                if constexpr (F == DevFormat::Q4_1) {
-                    const float2 dm = __half22float2(static_cast<const __half2*>(w.scales)[r * nb + b]);
-                    d = dm.x;
-                    m = dm.y;
-                } else {
-                    d = __half2float(static_cast<const __half*>(w.scales)[r * nb + b]);
+        // Chunks of 4 blocks per lane: all weight loads of a chunk are issued
+        // before the first is used, so a warp keeps 4 x 512 bytes in flight.
+        constexpr int kChunk = 4;
+        for (int64_t b0 = lane; b0 < nb; b0 += 32 * kChunk) {
+            uint4 w0[kChunk], w1[kChunk];
+            float d[kChunk], m[kChunk];
+#pragma unroll
+            for (int u = 0; u < kChunk; ++u) {
+                const int64_t b = b0 + 32 * u;
+                w1[u] = make_uint4(0, 0, 0, 0);
+                m[u] = 0.0f;
+                d[u] = 0.0f;
+                w0[u] = make_uint4(0, 0, 0, 0);
+                if (b < nb) {
+                    if constexpr (F == DevFormat::Q8_0) {
+                        const uint4* p = static_cast<const uint4*>(w.qs) + (r * nb + b) * 2;
+                        w0[u] = __ldg(p);
+                        w1[u] = __ldg(p + 1);
+                        d[u] = __half2float(static_cast<const __half*>(w.scales)[r * nb + b]);
+                    } else {
+                        w0[u] = __ldg(static_cast<const uint4*>(w.qs) + r * nb + b);
+                        if constexpr (F == DevFormat::Q4_1) {
+                            const float2 dm = __half22float2(static_cast<const __half2*>(w.scales)[r * nb + b]);
+                            d[u] = dm.x;
+                            m[u] = dm.y;
+                        } else {
+                            d[u] = __half2float(static_cast<const __half*>(w.scales)[r * nb + b]);
+                        }
+                    }
                 }
             }
 #pragma unroll
-            for (int t = 0; t < NT; ++t) {
-                if (t < ntok) {
-                    const int4* ap = reinterpret_cast<const int4*>(xq.q + (t0 + t) * cols + b * 32);
-                    const int4 a0 = ap[0], a1 = ap[1];
-                    const float2 am = xq.meta[(t0 + t) * nb + b];
-                    if constexpr (F == DevFormat::Q4_0) {
-                        acc[t] += d * (am.x * static_cast<float>(dotQ4(w0, a0, a1)) - 8.0f * am.y);
-                    } else if constexpr (F == DevFormat::Q4_1) {
-                        acc[t] += d * am.x * static_cast<float>(dotQ4(w0, a0, a1)) + m * am.y;
-                    } else {
-                        acc[t] += d * am.x * static_cast<float>(dotQ8(w0, w1, a0, a1));
+            for (int u = 0; u < kChunk; ++u) {
+                const int64_t b = b0 + 32 * u;
+                if (b >= nb) break;
+#pragma unroll
+                for (int t = 0; t < NT; ++t) {
+                    if (t < ntok) {
+                        const int4* ap = reinterpret_cast<const int4*>(xq.q + (t0 + t) * cols + b * 32);
+                        const int4 a0 = ap[0], a1 = ap[1];
+                        const float2 am = xq.meta[(t0 + t) * nb + b];
+                        if constexpr (F == DevFormat::Q4_0) {
+                            acc[t] += d[u] * (am.x * static_cast<float>(dotQ4(w0[u], a0, a1)) - 8.0f * am.y);
+                        } else if constexpr (F == DevFormat::Q4_1) {
+                            acc[t] += d[u] * am.x * static_cast<float>(dotQ4(w0[u], a0, a1)) + m[u] * am.y;
+                        } else {
+                            acc[t] += d[u] * am.x * static_cast<float>(dotQ8(w0[u], w1[u], a0, a1));
+                        }
                     }
                 }
             }

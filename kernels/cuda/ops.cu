@@ -15,7 +15,7 @@ __device__ __forceinline__ void kvWrite(const KvDev& kv, void* base, int64_t off
     else static_cast<float*>(base)[off] = v;
 }
 
-constexpr int kNormThreads = 256;
+constexpr int kNormThreads = 512;
 
 __global__ void rmsNormKernel(const float* x, const float* addB, float* sumOut, const float* __restrict__ gamma,
                               float eps, float* y, int64_t groupSize, int8_t* q8, float2* q8meta) {
@@ -47,38 +47,20 @@ __global__ void rmsNormKernel(const float* x, const float* addB, float* sumOut, 
         for (int64_t i = threadIdx.x; i < groupSize; i += blockDim.x) yr[i] = src[i] * inv * gamma[i];
         return;
     }
-    // One thread per 32-block: normalise, store, quantise.
+    // One warp per 32-block, one lane per value: coalesced, and the block's
+    // absmax and sum are warp reductions.
     const int64_t nb = groupSize / 32;
-    for (int64_t b = threadIdx.x; b < nb; b += blockDim.x) {
-        float v[32];
-        float amax = 0.0f;
-#pragma unroll
-        for (int k = 0; k < 32; ++k) {
-            v[k] = src[b * 32 + k] * inv * gamma[b * 32 + k];
-            amax = fmaxf(amax, fabsf(v[k]));
-        }
-        float4* yo = reinterpret_cast<float4*>(yr + b * 32);
-#pragma unroll
-        for (int k = 0; k < 8; ++k) yo[k] = make_float4(v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]);
+    const int lane = threadIdx.x & 31;
+    for (int64_t b = threadIdx.x >> 5; b < nb; b += blockDim.x >> 5) {
+        const int64_t c = b * 32 + lane;
+        const float v = src[c] * inv * gamma[c];
+        yr[c] = v;
+        const float amax = warpMax(fabsf(v));
         const float d = amax / 127.0f;
-        const float id = d > 0.0f ? 1.0f / d : 0.0f;
-        int sum = 0;
-        int packed[8];
-#pragma unroll
-        for (int k = 0; k < 8; ++k) {
-            int word = 0;
-#pragma unroll
-            for (int l = 0; l < 4; ++l) {
-                const int qv = __float2int_rn(v[4 * k + l] * id);
-                sum += qv;
-                word |= (qv & 0xff) << (8 * l);
-            }
-            packed[k] = word;
-        }
-        int4* dst = reinterpret_cast<int4*>(q8 + g * groupSize + b * 32);
-        dst[0] = make_int4(packed[0], packed[1], packed[2], packed[3]);
-        dst[1] = make_int4(packed[4], packed[5], packed[6], packed[7]);
-        q8meta[g * nb + b] = make_float2(d, d * static_cast<float>(sum));
+        const int qv = __float2int_rn(d > 0.0f ? v / d : 0.0f);
+        const float sum = warpSum(static_cast<float>(qv));
+        q8[g * groupSize + c] = static_cast<int8_t>(qv);
+        if (lane == 0) q8meta[g * nb + b] = make_float2(d, d * sum);
     }
 }
 
@@ -223,7 +205,7 @@ void launchStoreKv(const float* k, const float* v, int64_t tokens, int64_t rowWi
 void launchRopeStore(float* q, int64_t qCols, float* k, const float* v, int64_t kvCols, int64_t tokens, int headDim,
                      const int32_t* positions, RopeDev rope, KvDev kv, cudaStream_t stream) {
     if (tokens == 0) return;
-    ropeStoreKernel<<<static_cast<unsigned>(tokens), 256, 0, stream>>>(q, qCols, k, v, kvCols, headDim, positions,
+    ropeStoreKernel<<<static_cast<unsigned>(tokens), 1024, 0, stream>>>(q, qCols, k, v, kvCols, headDim, positions,
                                                                        rope, kv);
 }
 

@@ -4,6 +4,8 @@
 #include "ops.h"  // kernels/cpu: ropeFrequencies, the host reference of RoPE's scaling
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace kestrel::backend::cudaimpl {
@@ -63,6 +65,11 @@ Status CudaBackend::check(cudaError_t err, const std::string& what) {
 CudaBackend::~CudaBackend() {
     cudaSetDevice(device_);
     if (stream_) cudaStreamSynchronize(stream_);
+    if (profiling_) printProfile();
+    if (const char* st = std::getenv("KESTREL_CUDA_STATS"); st && *st && *st != '0')
+        std::fprintf(stderr, "cuda steps: %lld graph replays, %lld captures, %lld eager\n",
+                     static_cast<long long>(stats_.replays), static_cast<long long>(stats_.captures),
+                     static_cast<long long>(stats_.eager));
     clearGraphs();
     for (auto& r : ropeTables_) cudaFree(r.dev);
     if (stream_) cudaStreamDestroy(stream_);
@@ -230,6 +237,14 @@ void CudaBackend::rmsNorm(const Tensor& x, const Weight& gamma, float eps, Tenso
 }
 
 const CudaBackend::RopeTable* CudaBackend::ropeTable(const RopeParams& p) {
+    // Layers share a handful of parameter sets: look them up before computing 64 pow()s per call.
+    const uintptr_t ff = reinterpret_cast<uintptr_t>(p.freqFactors);
+    std::vector<float> key{float(p.dims), p.base, p.freqScale, p.neox ? 1.0f : 0.0f, float(int(p.scaling)), p.factor,
+                           p.lowFreqFactor, p.highFreqFactor, p.originalContext, p.yarnBetaFast, p.yarnBetaSlow,
+                           p.yarnExtFactor, p.attnFactor, float(ff & 0xffffffu), float((ff >> 24) & 0xffffffu),
+                           float(ff >> 48)};
+    for (const RopeTable& r : ropeTables_)
+        if (r.params == key) return &r;
     kernels::RopeConfig cfg;
     cfg.dims = p.dims;
     cfg.base = p.base;
@@ -249,6 +264,7 @@ const CudaBackend::RopeTable* CudaBackend::ropeTable(const RopeParams& p) {
     for (const RopeTable& r : ropeTables_)
         if (r.key == freq && r.mscale == mscale) return &r;
     RopeTable r;
+    r.params = std::move(key);
     r.key = freq;
     r.mscale = mscale;
     if (!check(cudaMalloc(&r.dev, sizeof(float) * freq.size()), "allocating RoPE frequencies").isOk()) return nullptr;
@@ -301,14 +317,14 @@ void CudaBackend::attention(const Tensor& q, runtime::KvCache& kv, int layer, co
     // Enough ranges to spread one token's keys over the GPU; prefill has
     // parallelism in its tokens instead.
     const int64_t tokens = q.rows();
-    const int64_t byContext = (kv.capacity() + 63) / 64;
-    a.maxSplits = static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(byContext, 64 / std::max<int64_t>(1, tokens)), 1, 32));
+    const int64_t byContext = (kv.capacity() + 31) / 32;
+    a.maxSplits = static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(byContext, 128 / std::max<int64_t>(1, tokens)), 1, 64));
     // Scratch sized for the largest batch this output can hold, so its address never changes.
     if (!ot.attnScratch) {
         int64_t need = 0;
         for (int64_t t = 1; t <= ot.capacityRows(); t = t < 64 ? t + 1 : t * 2) {
             cuda::AttentionDev b = a;
-            b.maxSplits = static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(byContext, 64 / t), 1, 32));
+            b.maxSplits = static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(byContext, 128 / t), 1, 64));
             need = std::max(need, cuda::attentionScratchFloats(b, t));
         }
         cuda::AttentionDev b = a;

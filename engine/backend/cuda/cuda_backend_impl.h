@@ -76,12 +76,30 @@ private:
     bool graphsEnabled_ = true;
     bool inFlight_ = false;  // work launched since the last synchronisation
     struct RopeTable {
+        std::vector<float> params;  // the RopeParams bytes this table was made for
         std::vector<float> key;
         float* dev = nullptr;
         float mscale = 1.0f;
     };
     std::vector<RopeTable> ropeTables_;
     Stats stats_;
+
+    // KESTREL_CUDA_PROFILE=1: every step runs eagerly with an event pair around
+    // each (fused) launch; the per-kernel table is printed when the backend is
+    // destroyed (kestrel-cli bench --device cuda prints it at exit).
+    struct ProfileRow {
+        std::string label;
+        int64_t calls = 0;
+        double ms = 0;
+    };
+    bool profiling_ = false;
+    std::vector<std::pair<const char*, std::pair<cudaEvent_t, cudaEvent_t>>> pendingEvents_;
+    std::vector<cudaEvent_t> eventPool_;
+    std::vector<ProfileRow> profile_;
+    int64_t profiledSteps_ = 0;
+    cudaEvent_t takeEvent();
+    void collectProfile();
+    void printProfile();
 };
 
 }  // namespace kestrel::backend::cudaimpl

@@ -2,6 +2,7 @@
 #include "cuda_backend_impl.h"
 
 #include <charconv>
+#include <cstdlib>
 
 namespace kestrel::backend {
 
@@ -76,6 +77,8 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(int device) {
     b->device_ = device;
     b->name_ = "cuda:" + std::to_string(device) + " (" + info->name + ", sm_" + std::to_string(info->computeMajor) +
                std::to_string(info->computeMinor) + ")";
+    const char* prof = std::getenv("KESTREL_CUDA_PROFILE");
+    b->profiling_ = prof && *prof && *prof != '0';
     KESTREL_RETURN_IF_ERROR(b->check(cudaStreamCreateWithFlags(&b->stream_, cudaStreamNonBlocking), "creating a stream"));
     return b;
 }

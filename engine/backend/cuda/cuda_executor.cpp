@@ -3,6 +3,7 @@
 #include "cuda_backend_impl.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 namespace kestrel::backend::cudaimpl {
@@ -38,7 +39,7 @@ Status CudaBackend::flush() {
     }
     cudaSetDevice(device_);
     ++useCounter_;
-    if (graphsEnabled_) {
+    if (graphsEnabled_ && !profiling_) {
         for (Graph& g : graphs_) {
             if (!sameOps(g.ops, ops_)) continue;
             g.lastUse = useCounter_;
@@ -72,6 +73,7 @@ Status CudaBackend::flush() {
             return check(cudaGraphLaunch(exec, stream_), "launching a step graph");
         }
     }
+    if (profiling_) collectProfile();
     execute(ops_);
     ++stats_.eager;
     inFlight_ = true;
@@ -80,22 +82,81 @@ Status CudaBackend::flush() {
     return check(cudaGetLastError(), "launching kernels");
 }
 
+cudaEvent_t CudaBackend::takeEvent() {
+    if (!eventPool_.empty()) {
+        cudaEvent_t e = eventPool_.back();
+        eventPool_.pop_back();
+        return e;
+    }
+    cudaEvent_t e = nullptr;
+    cudaEventCreate(&e);
+    return e;
+}
+
+void CudaBackend::collectProfile() {
+    if (pendingEvents_.empty()) return;
+    cudaStreamSynchronize(stream_);
+    for (auto& [label, ev] : pendingEvents_) {
+        float ms = 0;
+        cudaEventElapsedTime(&ms, ev.first, ev.second);
+        auto it = std::find_if(profile_.begin(), profile_.end(), [&](const ProfileRow& r) { return r.label == label; });
+        if (it == profile_.end()) {
+            profile_.push_back(ProfileRow{label, 0, 0});
+            it = profile_.end() - 1;
+        }
+        ++it->calls;
+        it->ms += ms;
+        eventPool_.push_back(ev.first);
+        eventPool_.push_back(ev.second);
+    }
+    pendingEvents_.clear();
+    ++profiledSteps_;
+}
+
+void CudaBackend::printProfile() {
+    collectProfile();
+    if (profile_.empty()) return;
+    std::sort(profile_.begin(), profile_.end(), [](const ProfileRow& a, const ProfileRow& b) { return a.ms > b.ms; });
+    double total = 0;
+    for (const auto& r : profile_) total += r.ms;
+    std::fprintf(stderr, "cuda profile (%lld steps, eager launches, %.3f ms of kernels per step):\n",
+                 static_cast<long long>(profiledSteps_), total / std::max<int64_t>(1, profiledSteps_));
+    std::fprintf(stderr, "  %-22s %10s %12s %12s %7s\n", "kernel", "calls", "us/step", "us/call", "share");
+    for (const auto& r : profile_)
+        std::fprintf(stderr, "  %-22s %10lld %12.1f %12.2f %6.1f%%\n", r.label.c_str(), static_cast<long long>(r.calls),
+                     1000.0 * r.ms / std::max<int64_t>(1, profiledSteps_), 1000.0 * r.ms / std::max<int64_t>(1, r.calls),
+                     100.0 * r.ms / total);
+    for (auto& [label, ev] : pendingEvents_) (void)label;
+    for (cudaEvent_t e : eventPool_) cudaEventDestroy(e);
+    eventPool_.clear();
+}
+
 void CudaBackend::execute(const std::vector<Op>& ops) {
     cudaStream_t s = stream_;
     const size_t n = ops.size();
     for (size_t i = 0; i < n; ++i) {
         const Op& op = ops[i];
+        const char* label = "?";
+        cudaEvent_t evStart = nullptr;
+        if (profiling_) {
+            evStart = takeEvent();
+            cudaEventRecord(evStart, s);
+        }
         switch (op.kind) {
         case OpKind::Upload:
+            label = "upload (H2D)";
             cudaMemcpyAsync(const_cast<void*>(op.p[0]), op.p[1], static_cast<size_t>(op.n0), cudaMemcpyHostToDevice, s);
             break;
         case OpKind::CopyRows:
+            label = "copyRows (D2D)";
             cudaMemcpyAsync(const_cast<void*>(op.p[0]), op.p[1], static_cast<size_t>(op.n0), cudaMemcpyDeviceToDevice, s);
             break;
         case OpKind::Embed:
+            label = "embed";
             cuda::launchEmbed(op.m, static_cast<const int32_t*>(op.p[0]), op.n0, static_cast<float*>(const_cast<void*>(op.p[1])), s);
             break;
         case OpKind::Quantize:
+            label = "quantize q8";
             cuda::launchQuantizeQ8(static_cast<const float*>(op.p[0]), op.n0, op.n1,
                                    static_cast<int8_t*>(const_cast<void*>(op.p[1])),
                                    static_cast<float2*>(const_cast<void*>(op.p[2])), s);
@@ -107,6 +168,7 @@ void CudaBackend::execute(const std::vector<Op>& ops) {
                 ops[i + 2].n0 == op.n0 * op.m.rows && ops[i + 1].m.rows == op.m.rows) {
                 const Op& up = ops[i + 1];
                 const Op& g = ops[i + 2];
+                label = "gemv gate+up+glu";
                 cuda::launchGemvGlu(op.m, up.m, static_cast<const float*>(op.p[0]), q8Of(op), op.n0,
                                     static_cast<float*>(const_cast<void*>(op.p[3])),
                                     static_cast<float*>(const_cast<void*>(up.p[3])),
@@ -122,11 +184,13 @@ void CudaBackend::execute(const std::vector<Op>& ops) {
                 jobs[count].w = ops[j].m;
                 jobs[count].y = static_cast<float*>(const_cast<void*>(ops[j].p[3]));
             }
+            label = count == 3 ? "gemv x3 (qkv)" : count == 2 ? "gemv x2" : op.m.rows > 32768 ? "gemv (logits)" : "gemv";
             cuda::launchGemv(jobs, count, static_cast<const float*>(op.p[0]), q8Of(op), op.n0, s);
             i = j - 1;
             break;
         }
         case OpKind::Glu:
+            label = "glu";
             cuda::launchGlu(static_cast<const float*>(op.p[0]), static_cast<const float*>(op.p[1]),
                             static_cast<float*>(const_cast<void*>(op.p[2])), op.n0,
                             op.i0 == 0 ? cuda::GluAct::Silu : cuda::GluAct::GeluTanh, s);
@@ -136,6 +200,7 @@ void CudaBackend::execute(const std::vector<Op>& ops) {
             if (i + 1 < n && ops[i + 1].kind == OpKind::RmsNorm && ops[i + 1].p[0] == op.p[2] &&
                 ops[i + 1].n0 * ops[i + 1].n1 == op.n0 && ops[i + 1].n1 == op.n1) {
                 const Op& nm = ops[i + 1];
+                label = "add+rmsnorm(+q8)";
                 cuda::launchRmsNorm(static_cast<const float*>(op.p[0]), static_cast<const float*>(op.p[1]),
                                     static_cast<float*>(const_cast<void*>(op.p[2])), static_cast<const float*>(nm.p[1]),
                                     nm.f0, static_cast<float*>(const_cast<void*>(nm.p[2])), nm.n0, nm.n1, nm.n2,
@@ -144,11 +209,13 @@ void CudaBackend::execute(const std::vector<Op>& ops) {
                 ++i;
                 break;
             }
+            label = "add";
             cuda::launchAdd(static_cast<const float*>(op.p[0]), static_cast<const float*>(op.p[1]),
                             static_cast<float*>(const_cast<void*>(op.p[2])), op.n0, s);
             break;
         }
         case OpKind::RmsNorm:
+            label = "rmsnorm(+q8)";
             cuda::launchRmsNorm(static_cast<const float*>(op.p[0]), nullptr, nullptr, static_cast<const float*>(op.p[1]),
                                 op.f0, static_cast<float*>(const_cast<void*>(op.p[2])), op.n0, op.n1, op.n2,
                                 static_cast<int8_t*>(const_cast<void*>(op.p[3])),
@@ -163,33 +230,43 @@ void CudaBackend::execute(const std::vector<Op>& ops) {
                 ops[i + 2].n1 == ops[i + 1].n1) {
                 const Op& k = ops[i + 1];
                 const Op& st = ops[i + 2];
+                label = "rope q,k + kv write";
                 cuda::launchRopeStore(static_cast<float*>(const_cast<void*>(op.p[0])), op.n1,
                                       static_cast<float*>(const_cast<void*>(k.p[0])), static_cast<const float*>(st.p[1]),
                                       k.n1, op.n0, op.i0, static_cast<const int32_t*>(op.p[1]), op.rope, st.kv, s);
                 i += 2;
                 break;
             }
+            label = "rope";
             cuda::launchRope(static_cast<float*>(const_cast<void*>(op.p[0])), op.n0, op.n1, op.i0,
                              static_cast<const int32_t*>(op.p[1]), op.rope, s);
             break;
         }
         case OpKind::StoreKv:
+            label = "storeKv";
             cuda::launchStoreKv(static_cast<const float*>(op.p[0]), static_cast<const float*>(op.p[1]), op.n0, op.n1,
                                 static_cast<const int32_t*>(op.p[2]), op.kv, s);
             break;
         case OpKind::Attention:
+            label = "attention (2 kernels)";
             cuda::launchAttention(static_cast<const float*>(op.p[0]), op.n0, static_cast<const int32_t*>(op.p[1]), op.kv,
                                   op.attn, static_cast<float*>(const_cast<void*>(op.p[2])),
                                   static_cast<float*>(const_cast<void*>(op.p[3])),
                                   static_cast<int8_t*>(const_cast<void*>(op.p[4])),
                                   static_cast<float2*>(const_cast<void*>(op.p[5])), s);
             break;
-        case OpKind::Scale: cuda::launchScale(static_cast<float*>(const_cast<void*>(op.p[0])), op.f0, op.n0, s); break;
-        case OpKind::Softcap: cuda::launchSoftcap(static_cast<float*>(const_cast<void*>(op.p[0])), op.f0, op.n0, s); break;
+        case OpKind::Scale: label = "scale"; cuda::launchScale(static_cast<float*>(const_cast<void*>(op.p[0])), op.f0, op.n0, s); break;
+        case OpKind::Softcap: label = "softcap"; cuda::launchSoftcap(static_cast<float*>(const_cast<void*>(op.p[0])), op.f0, op.n0, s); break;
         case OpKind::AddBias:
+            label = "addBias";
             cuda::launchAddBias(static_cast<float*>(const_cast<void*>(op.p[0])), static_cast<const float*>(op.p[1]), op.n0,
                                 op.n1, s);
             break;
+        }
+        if (profiling_) {
+            cudaEvent_t evEnd = takeEvent();
+            cudaEventRecord(evEnd, s);
+            pendingEvents_.push_back({label, {evStart, evEnd}});
         }
     }
 }

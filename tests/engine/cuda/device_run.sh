@@ -7,19 +7,26 @@ set -o pipefail
 OUTDIR=${OUT:-/tmp/out}
 mkdir -p "$OUTDIR"
 B=/tmp/kbuild
-cmake -S . -B $B -G Ninja -DKESTREL_BUILD_APP=OFF -DKESTREL_BUILD_TESTS=OFF -DKESTREL_CUDA_ARCHS=90 >/dev/null || exit 1
+# The GPU image lacks PCRE2 and SentencePiece: carried as Debian packages in .devcarry/debs.
+if [ -d .devcarry/debs ]; then
+  for f in .devcarry/debs/*.deb; do dpkg -x "$f" /tmp/sys; done
+  export PKG_CONFIG_PATH=/tmp/sys/usr/lib/x86_64-linux-gnu/pkgconfig PKG_CONFIG_SYSROOT_DIR=/tmp/sys
+  export LD_LIBRARY_PATH=/tmp/sys/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
+fi
+cmake -S . -B $B -G Ninja -DKESTREL_BUILD_APP=OFF -DKESTREL_BUILD_TESTS=OFF -DKESTREL_CUDA_ARCHS=90 > $OUTDIR/cmake.txt 2>&1 || { tail -30 $OUTDIR/cmake.txt; exit 1; }
 ninja -C $B kestrel-cli kestrel-cuda-check 2>&1 | grep -E "error|FAILED" ; test -x $B/app/cli/kestrel-cli || exit 1
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem --format=csv
 CLI=$B/app/cli/kestrel-cli
-$CLI synth -o /tmp/smol.gguf --shape smollm2-135m --type q4_0
-$CLI synth -o /tmp/smol-q8.gguf --shape smollm2-135m --type q8_0 --layers 6
-$B/engine/backend/cuda/kestrel-cuda-check --model /tmp/smol.gguf --model /tmp/smol-q8.gguf --steps 24 2>&1 | tee $OUTDIR/checks.txt | grep -v "^ok"
+[ -n "$NOCHECK" ] || $CLI synth -o /tmp/smol.gguf --shape smollm2-135m --type q4_0
+[ -n "$NOCHECK" ] || $CLI synth -o /tmp/smol-q8.gguf --shape smollm2-135m --type q8_0 --layers 6
+[ -n "$NOCHECK" ] || $B/engine/backend/cuda/kestrel-cuda-check --model /tmp/smol.gguf --model /tmp/smol-q8.gguf --steps 24 2>&1 | tee $OUTDIR/checks.txt | grep -v "^ok"
 if [ -n "$SANITIZE" ]; then
   timeout 300 compute-sanitizer --tool memcheck --leak-check no $B/engine/backend/cuda/kestrel-cuda-check 2>&1 | tail -4
 fi
 for shape in "$@"; do
   $CLI synth -o /tmp/$shape.gguf --shape $shape --type q4_0 || continue
-  $CLI bench -m /tmp/$shape.gguf --device cuda -p 1 -n 256 -r 3 2>&1 | tee -a $OUTDIR/bench.txt
+  KESTREL_CUDA_STATS=1 $CLI bench -m /tmp/$shape.gguf --device cuda -p 1 -n 256 -r 3 2>&1 | tee -a $OUTDIR/bench.txt
+  [ -n "$PROFILE" ] && KESTREL_CUDA_PROFILE=1 $CLI bench -m /tmp/$shape.gguf --device cuda -p 1 -n 64 -r 1 2>&1 | tee -a $OUTDIR/bench.txt
   [ -n "$DEPTH" ] && $CLI bench -m /tmp/$shape.gguf --device cuda -p $DEPTH -n 128 -r 1 2>&1 | tee -a $OUTDIR/bench.txt
   rm -f /tmp/$shape.gguf
 done
