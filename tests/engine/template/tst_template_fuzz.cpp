@@ -80,9 +80,14 @@ private slots:
         }
         TemplateLimits limits;
         limits.render.maxSteps = 200000;  // keeps mutants that loop cheap; the limit itself is tested elsewhere
-        const uint32_t seed = 20261202;
+        // KESTREL_FUZZ_SEED / KESTREL_FUZZ_ITERATIONS (mutants per template) widen a local run.
+        const uint32_t seed = qEnvironmentVariableIsSet("KESTREL_FUZZ_SEED")
+                                  ? static_cast<uint32_t>(qEnvironmentVariableIntValue("KESTREL_FUZZ_SEED"))
+                                  : 20261202u;
         std::mt19937 rng(seed);
-        const int perTemplate = 250;
+        const int perTemplate = qEnvironmentVariableIsSet("KESTREL_FUZZ_ITERATIONS")
+                                    ? qEnvironmentVariableIntValue("KESTREL_FUZZ_ITERATIONS")
+                                    : 250;
         int parsed = 0, rendered = 0, total = 0;
         for (const QString& name : names) {
             const std::string original = readAll(data + "/" + name).toStdString();
