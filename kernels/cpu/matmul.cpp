@@ -79,6 +79,8 @@ void matmulFloat(const IsaKernels& k, const WeightMatrix& w, const float* x, int
             const float* rowsF = wf;
             if (w.type == GgmlType::F32 && w.rowBytes == static_cast<size_t>(w.cols) * 4) {
                 rowsF = reinterpret_cast<const float*>(src);
+            } else if (!isFloatType(w.type)) {
+                for (int r = 0; r < rows; ++r) dequantizeRow(w.type, src + r * w.rowBytes, wf + r * w.cols, w.cols);
             } else {
                 for (int r = 0; r < rows; ++r) k.toFloat(w.type, src + r * w.rowBytes, wf + r * w.cols, w.cols);
             }
@@ -147,6 +149,11 @@ void matmulWith(const IsaKernels& k, const WeightMatrix& w, const float* x, int6
 
 void matmul(const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool) {
     matmulWith(activeKernels(), w, x, tokens, y, pool);
+}
+
+void matmulFloatActivations(const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool) {
+    if (tokens <= 0 || w.rows <= 0) return;
+    matmulFloat(activeKernels(), w, x, tokens, y, pool);
 }
 
 bool isaSupported(CpuIsa isa) { return kernelsFor(isa) != nullptr; }

@@ -37,6 +37,12 @@ struct WeightMatrix {
 // uses `pool` (one call at a time per pool); scratch is per thread.
 void matmul(const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool);
 
+// The same product without int8 activations: each weight tile is dequantised
+// to float and multiplied with the float activations (FMA). A few times slower
+// than matmul(); it computes the model as defined, for accuracy checks (64
+// greedy tokens against a float reference) and users who want exact maths.
+void matmulFloatActivations(const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool);
+
 // The same product computed the slow, obvious way in double precision after
 // dequantising: the reference the fast paths are tested against.
 void matmulReference(const WeightMatrix& w, const float* x, int64_t tokens, float* y);

@@ -54,8 +54,8 @@ kernels::KvView kvView(runtime::KvCache& kv, int layer) {
 
 }  // namespace
 
-CpuBackend::CpuBackend(int threads, bool referenceMatmul)
-    : pool_(std::make_unique<kernels::ThreadPool>(threads)), referenceMatmul_(referenceMatmul) {}
+CpuBackend::CpuBackend(int threads, MatmulMode mode)
+    : pool_(std::make_unique<kernels::ThreadPool>(threads)), matmulMode_(mode) {}
 CpuBackend::~CpuBackend() = default;
 
 std::string CpuBackend::name() const { return "cpu (" + std::string(kernels::activeIsa()) + ")"; }
@@ -125,10 +125,13 @@ void CpuBackend::embed(const Weight& table, const IndexTensor& idx, Tensor& out)
 
 void CpuBackend::matmul(const Weight& w, const Tensor& x, Tensor& y) {
     y.setRows(x.rows());
-    if (referenceMatmul_)
-        kernels::matmulReference(cw(w).matrix(), data(x), x.rows(), data(y));
-    else
-        kernels::matmul(cw(w).matrix(), data(x), x.rows(), data(y), *pool_);
+    switch (matmulMode_) {
+    case MatmulMode::Fast: kernels::matmul(cw(w).matrix(), data(x), x.rows(), data(y), *pool_); break;
+    case MatmulMode::FloatActivations:
+        kernels::matmulFloatActivations(cw(w).matrix(), data(x), x.rows(), data(y), *pool_);
+        break;
+    case MatmulMode::Reference: kernels::matmulReference(cw(w).matrix(), data(x), x.rows(), data(y)); break;
+    }
 }
 
 void CpuBackend::addBias(Tensor& x, const Weight& bias) {

@@ -12,10 +12,14 @@ namespace kestrel::backend {
 
 class CpuBackend final : public Backend {
 public:
-    // threads <= 0: one per core. referenceMatmul: every product through
-    // kernels::matmulReference (dequantised weights, unquantised activations, double
-    // sums) — slow; for tests that separate the recipe's error from int8 activations.
-    explicit CpuBackend(int threads, bool referenceMatmul = false);
+    // How products are computed. Fast: int8 activations (kernels::matmul).
+    // FloatActivations: dequantised weight tiles times float activations
+    // (kernels::matmulFloatActivations), the model's maths without activation
+    // rounding. Reference: kernels::matmulReference, double sums, very slow.
+    enum class MatmulMode { Fast, FloatActivations, Reference };
+
+    // threads <= 0: one per core.
+    explicit CpuBackend(int threads, MatmulMode mode = MatmulMode::Fast);
     ~CpuBackend() override;
 
     std::string name() const override;
@@ -52,7 +56,7 @@ public:
 
 private:
     std::unique_ptr<kernels::ThreadPool> pool_;
-    bool referenceMatmul_ = false;
+    MatmulMode matmulMode_ = MatmulMode::Fast;
 };
 
 }  // namespace kestrel::backend

@@ -1,12 +1,21 @@
 // SmolLM2-135M (llama) and Gemma 3 270M (gemma3) against the NumPy reference
 // (tests/reference/model_reference.py, run by the ctest fixture
-// model_reference_data). Per prompt: last-position logits within
-// max |C++ - NumPy| / max |NumPy| < 5e-2 (measured 2.8e-2 Gemma, 3.9e-2 SmolLM2:
-// the int8-quantised activations of the fast matmuls, compounded over 18-30
-// layers), and < 1e-3 with the reference matmul and an f32 cache (measured
-// ~1e-6: the recipe itself is exact); top-1 equal at every prompt position; 64 greedy
-// tokens identical. A difference is accepted only at a near-tie (the
-// reference's top-2 margin below 2 * bound * max |logit|) and is reported.
+// model_reference_data), on three prompts each, in two numerics:
+//  - float activations (CpuBackend::MatmulMode::FloatActivations, f32 cache):
+//    the model's maths as defined. Last-position logits within
+//    max |C++ - NumPy| / max |NumPy| < 1e-3 (measured ~1e-6), and 64 greedy
+//    tokens identical.
+//  - the fast int8-activation matmuls (the default, as llama.cpp's Q8 path):
+//    < 5e-2 (measured 2.2-3.9e-2). Rounding activations to int8 makes the
+//    network's output sensitive to any tiny difference: a 1e-6 relative change
+//    of the embeddings moves SmolLM2's logits by 5.5e-2 under int8 numerics
+//    (checked with the NumPy reference), so greedy continuations may part at
+//    near-ties, and only there.
+// Top-1 must equal the reference at every prompt position and greedy tokens must
+// be identical; a difference is accepted only at a near-tie (the reference's
+// top-2 margin below 0.5 logits with int8 activations — measured divergences sit
+// at margins 0.003-0.17 — and below 2 * bound * max |logit| with float ones) and
+// is reported.
 #include "model_test_util.h"
 #include "test_env.h"
 
@@ -23,11 +32,10 @@ private slots:
         QTest::addColumn<QString>("modelPath");
         QTest::addColumn<QString>("refName");
         QTest::addColumn<bool>("exact");
-        QTest::newRow("SmolLM2-135M Q4_1") << test::smollm2Path() << "model_ref_smollm2" << false;
-        QTest::newRow("Gemma-3-270M Q4_K_M") << test::gemma3Path() << "model_ref_gemma3" << false;
-        // Unquantised activations, f32 cache, first prompt only: the recipe alone, bound 1e-3.
-        QTest::newRow("SmolLM2-135M Q4_1, reference matmul") << test::smollm2Path() << "model_ref_smollm2" << true;
-        QTest::newRow("Gemma-3-270M Q4_K_M, reference matmul") << test::gemma3Path() << "model_ref_gemma3" << true;
+        QTest::newRow("SmolLM2-135M Q4_1, float activations") << test::smollm2Path() << "model_ref_smollm2" << true;
+        QTest::newRow("Gemma-3-270M Q4_K_M, float activations") << test::gemma3Path() << "model_ref_gemma3" << true;
+        QTest::newRow("SmolLM2-135M Q4_1, int8 activations") << test::smollm2Path() << "model_ref_smollm2" << false;
+        QTest::newRow("Gemma-3-270M Q4_K_M, int8 activations") << test::gemma3Path() << "model_ref_gemma3" << false;
     }
     void matchesNumpy() {
         QFETCH(QString, modelPath);
@@ -39,13 +47,14 @@ private slots:
         const QJsonObject ref = test::readJson(base + ".json");
         if (ref.isEmpty()) QSKIP(qPrintable(base + ".json missing: run ctest -R model_reference_data (python3, numpy, gguf)"));
 
-        backend::CpuBackend be(2, exact);
+        backend::CpuBackend be(2, exact ? backend::CpuBackend::MatmulMode::FloatActivations
+                                        : backend::CpuBackend::MatmulMode::Fast);
         auto model = test::loadModel(modelPath, be);
         QVERIFY2(model.isOk(), model.status().toString().c_str());
         const int vocab = model.value()->config().vocabSize;
         const auto prompts = ref["prompts"].toArray();
         double worst = 0;
-        for (int pi = 0; pi < (exact ? 1 : prompts.size()); ++pi) {
+        for (int pi = 0; pi < prompts.size(); ++pi) {
             const auto prompt = test::intsOf(prompts[pi]);
             model::RunnerOptions ro;
             ro.contextLength = 256;
@@ -66,7 +75,7 @@ private slots:
             worst = std::max(worst, err);
             double maxRef = 0;
             for (float x : last) maxRef = std::max(maxRef, double(std::abs(x)));
-            const double tie = 2.0 * bound * maxRef;
+            const double tie = exact ? 2.0 * bound * maxRef : 0.5;
 
             const auto top1 = test::intsOf(ref["top1"].toArray()[pi]);
             const auto margins = test::doublesOf(ref["top1_margins"].toArray()[pi]);
@@ -86,7 +95,7 @@ private slots:
             int32_t next = test::argmax(mine, vocab);
             size_t same = 0;
             timer.restart();
-            const size_t greedyCount = exact ? 8 : greedy.size();
+            const size_t greedyCount = greedy.size();
             for (; same < greedyCount; ++same) {
                 if (next != greedy[same]) {
                     const double m = same == 0 ? margins.back() : gMargins[same - 1];
