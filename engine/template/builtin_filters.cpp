@@ -1,6 +1,7 @@
 // jinja2's builtin filters, with transformers' `tojson` override.
 #include "template/interpreter.h"
 #include "template/json_value.h"
+#include "template/string_format.h"
 #include "template/string_ops.h"
 #include "template/utf8_text.h"
 
@@ -448,6 +449,13 @@ Result<Value> fAttr(Interpreter& in, const Value& v, const CallArgs& a) {
     return in.getAttr(v, toPythonStr(a.positional[0]));
 }
 
+Result<Value> fFormat(Interpreter& in, const Value& v, const CallArgs& a) {
+    Value args = a.positional.size() == 1 && a.positional[0].isDict() ? a.positional[0] : Value(a.positional, true);
+    auto s = percentFormat(toPythonStr(v), args);
+    if (!s) return in.error(s.status().message());
+    return Value(std::move(*s));
+}
+
 Result<Value> fCenter(Interpreter&, const Value& v, const CallArgs& a) {
     return Value(padString(toPythonStr(v), arg(a, 0, "width", Value(80)).asInt(), ' ', 'c'));
 }
@@ -464,7 +472,7 @@ const std::unordered_map<std::string, FilterFn>& filterTable() {
         {"items", fItems},     {"dictsort", fDictSort}, {"indent", fIndent},        {"safe", fSafe},
         {"escape", fEscape},   {"e", fEscape},          {"forceescape", fEscape},   {"wordcount", fWordCount},
         {"batch", fBatch},     {"sum", fSum},           {"min", fMin},              {"max", fMax},
-        {"attr", fAttr},       {"center", fCenter},
+        {"attr", fAttr},       {"center", fCenter},     {"format", fFormat},
     };
     return table;
 }

@@ -1,6 +1,7 @@
 // Methods of str, dict and list that the sandbox allows, and the template globals
 // (range, namespace, dict, raise_exception, strftime_now).
 #include "template/interpreter.h"
+#include "template/string_format.h"
 #include "template/string_ops.h"
 #include "template/utf8_text.h"
 
@@ -193,6 +194,12 @@ Result<Value> mCenter(Interpreter& in, const Value& self, const CallArgs& a) { r
 Result<Value> mLjust(Interpreter& in, const Value& self, const CallArgs& a) { return padImpl(in, self, a, 'l'); }
 Result<Value> mRjust(Interpreter& in, const Value& self, const CallArgs& a) { return padImpl(in, self, a, 'r'); }
 
+Result<Value> mFormat(Interpreter& in, const Value& self, const CallArgs& a) {
+    auto s = braceFormat(self.asString(), a.positional, a.keyword);
+    if (!s) return in.error(s.status().message());
+    return Value(std::move(*s));
+}
+
 // dict methods
 Result<Value> mItems(Interpreter&, const Value& self, const CallArgs&) {
     List out;
@@ -244,7 +251,7 @@ const MethodTable& stringMethods() {
         {"isdigit", mIs<utf8::isDigit>}, {"isnumeric", mIs<utf8::isDigit>}, {"isdecimal", mIs<utf8::isDigit>},
         {"isalpha", mIs<utf8::isAlpha>}, {"isalnum", mIs<alnum>}, {"isspace", mIs<utf8::isSpace>},
         {"isupper", mIsupper}, {"islower", mIslower}, {"removeprefix", mRemoveprefix},
-        {"removesuffix", mRemovesuffix}, {"center", mCenter}, {"ljust", mLjust}, {"rjust", mRjust},
+        {"removesuffix", mRemovesuffix}, {"center", mCenter}, {"ljust", mLjust}, {"rjust", mRjust}, {"format", mFormat},
     };
     return t;
 }

@@ -1,6 +1,7 @@
 // Python's operators, indexing, slicing and iteration over Values.
 #include "template/interpreter.h"
 
+#include "template/string_format.h"
 #include "template/utf8_text.h"
 
 #include <cmath>
@@ -238,7 +239,12 @@ Result<Value> Interpreter::evalBinary(const std::string& op, const Value& a, con
         return error(unsupported("*", a, b));
     }
     if (op == "/" || op == "//" || op == "%") {
-        if (op == "%" && a.isString()) return error("printf-style '%' string formatting is not supported");
+        if (op == "%" && a.isString()) {
+            auto formatted = percentFormat(a.asString(), b);
+            if (!formatted) return error(formatted.status().message());
+            KESTREL_RETURN_IF_ERROR(checkSize(formatted->size()));
+            return Value(std::move(*formatted));
+        }
         if (!numbers) return error(unsupported(op.c_str(), a, b));
         if (b.asFloat() == 0) return error(useFloat ? "float division by zero" : "division by zero");
         if (op == "/") return Value(a.asFloat() / b.asFloat());
