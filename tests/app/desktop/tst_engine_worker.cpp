@@ -14,6 +14,17 @@ using namespace kestrel::desktop;
 
 class TestEngineWorker : public QObject {
     Q_OBJECT
+    // The worker's signals, re-emitted on this thread through queued
+    // connections (as the app receives them), so QSignalSpy never races.
+signals:
+    void loadProgress(double fraction);
+    void modelLoaded(const kestrel::desktop::ModelSummary& summary);
+    void loadFailed(const QString& message, bool cancelled);
+    void pieceGenerated(quint64 requestId, const QString& text, int tokens);
+    void replyFinished(quint64 requestId, const kestrel::desktop::GenerationStats& stats);
+    void replyFailed(quint64 requestId, const QString& message);
+
+private:
     QThread thread_;
     EngineWorker* worker_ = nullptr;
 
@@ -31,6 +42,12 @@ private slots:
         worker_ = new EngineWorker;
         worker_->moveToThread(&thread_);
         connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+        connect(worker_, &EngineWorker::loadProgress, this, &TestEngineWorker::loadProgress, Qt::QueuedConnection);
+        connect(worker_, &EngineWorker::modelLoaded, this, &TestEngineWorker::modelLoaded, Qt::QueuedConnection);
+        connect(worker_, &EngineWorker::loadFailed, this, &TestEngineWorker::loadFailed, Qt::QueuedConnection);
+        connect(worker_, &EngineWorker::pieceGenerated, this, &TestEngineWorker::pieceGenerated, Qt::QueuedConnection);
+        connect(worker_, &EngineWorker::replyFinished, this, &TestEngineWorker::replyFinished, Qt::QueuedConnection);
+        connect(worker_, &EngineWorker::replyFailed, this, &TestEngineWorker::replyFailed, Qt::QueuedConnection);
         thread_.start();
     }
     void cleanupTestCase() {
@@ -46,7 +63,7 @@ private slots:
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write("this is not a gguf file");
         f.close();
-        QSignalSpy failed(worker_, &EngineWorker::loadFailed);
+        QSignalSpy failed(this, &TestEngineWorker::loadFailed);
         ModelLoadRequest r;
         r.path = bad;
         QMetaObject::invokeMethod(worker_, "loadModel", Qt::QueuedConnection, Q_ARG(kestrel::desktop::ModelLoadRequest, r));
@@ -56,7 +73,7 @@ private slots:
     }
 
     void generateWithoutModelFails() {
-        QSignalSpy failed(worker_, &EngineWorker::replyFailed);
+        QSignalSpy failed(this, &TestEngineWorker::replyFailed);
         QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection, Q_ARG(quint64, 1),
                                   Q_ARG(kestrel::desktop::GenerationRequest, request("hi", 4)));
         QVERIFY(failed.wait(10000));
@@ -66,8 +83,8 @@ private slots:
 
     void loadsWithProgress() {
         KESTREL_REQUIRE_MODEL(kestrel::test::smollm2Path());
-        QSignalSpy progress(worker_, &EngineWorker::loadProgress);
-        QSignalSpy loaded(worker_, &EngineWorker::modelLoaded);
+        QSignalSpy progress(this, &TestEngineWorker::loadProgress);
+        QSignalSpy loaded(this, &TestEngineWorker::modelLoaded);
         ModelLoadRequest r;
         r.path = kestrel::test::smollm2Path();
         r.contextLength = 1024;
@@ -84,8 +101,8 @@ private slots:
 
     void generateStreamsPieces() {
         KESTREL_REQUIRE_MODEL(kestrel::test::smollm2Path());
-        QSignalSpy pieces(worker_, &EngineWorker::pieceGenerated);
-        QSignalSpy finished(worker_, &EngineWorker::replyFinished);
+        QSignalSpy pieces(this, &TestEngineWorker::pieceGenerated);
+        QSignalSpy finished(this, &TestEngineWorker::replyFinished);
         QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection, Q_ARG(quint64, 10),
                                   Q_ARG(kestrel::desktop::GenerationRequest, request("What is the capital of France?", 24)));
         QVERIFY(finished.wait(60000));
@@ -108,8 +125,8 @@ private slots:
 
     void stopEndsAReplyQuickly() {
         KESTREL_REQUIRE_MODEL(kestrel::test::smollm2Path());
-        QSignalSpy pieces(worker_, &EngineWorker::pieceGenerated);
-        QSignalSpy finished(worker_, &EngineWorker::replyFinished);
+        QSignalSpy pieces(this, &TestEngineWorker::pieceGenerated);
+        QSignalSpy finished(this, &TestEngineWorker::replyFinished);
         QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection, Q_ARG(quint64, 11),
                                   Q_ARG(kestrel::desktop::GenerationRequest,
                                         request("Count from 1 to 500, one number per line.", 400)));
@@ -130,8 +147,8 @@ private slots:
 
     void stopBeforeStartCancelsAtOnce() {
         KESTREL_REQUIRE_MODEL(kestrel::test::smollm2Path());
-        QSignalSpy pieces(worker_, &EngineWorker::pieceGenerated);
-        QSignalSpy finished(worker_, &EngineWorker::replyFinished);
+        QSignalSpy pieces(this, &TestEngineWorker::pieceGenerated);
+        QSignalSpy finished(this, &TestEngineWorker::replyFinished);
         worker_->stop(12);
         QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection, Q_ARG(quint64, 12),
                                   Q_ARG(kestrel::desktop::GenerationRequest, request("Hello", 50)));
@@ -148,8 +165,8 @@ private slots:
 
     void cancelledLoadReportsCancelled() {
         KESTREL_REQUIRE_MODEL(kestrel::test::smollm2Path());
-        QSignalSpy failed(worker_, &EngineWorker::loadFailed);
-        QSignalSpy loaded(worker_, &EngineWorker::modelLoaded);
+        QSignalSpy failed(this, &TestEngineWorker::loadFailed);
+        QSignalSpy loaded(this, &TestEngineWorker::modelLoaded);
         // Cancel from the first progress report on: the load must give up.
         auto c = connect(worker_, &EngineWorker::loadProgress, this, [this] { worker_->cancelLoad(); }, Qt::DirectConnection);
         ModelLoadRequest r;

@@ -1,0 +1,68 @@
+// Value types that cross the thread boundary between the UI and the engine
+// worker (queued signals copy them). Plain Qt values: no engine types leak
+// into QML, and no UI object ever reaches the worker.
+#pragma once
+
+#include <QList>
+#include <QMetaType>
+#include <QString>
+#include <QVariantMap>
+
+namespace kestrel::desktop {
+
+struct ModelLoadRequest {
+    QString path;
+    QString device = QStringLiteral("cpu");  // "cpu", "cuda", "split"
+    int threads = 0;                         // 0: one per core
+    int contextLength = 0;                   // 0: trained context, capped at 4096
+};
+
+struct ChatTurn {
+    QString role;  // "system", "user", "assistant"
+    QString content;
+};
+
+struct GenerationRequest {
+    QList<ChatTurn> messages;  // the whole branch, system prompt first
+    float temperature = 0.7f;
+    int topK = 40;
+    float topP = 0.95f;
+    float minP = 0.05f;
+    float repeatPenalty = 1.0f;
+    quint64 seed = 0;
+    int maxTokens = 512;
+};
+
+// What the UI shows about a loaded model (from kestrel::ModelInfo).
+struct ModelSummary {
+    QString path, name, architecture, fileType, backend;
+    quint64 fileBytes = 0;
+    quint64 parameterCount = 0;
+    int trainedContext = 0;
+    int contextLength = 0;      // of the session that was opened
+    quint64 memoryBytes = 0;    // estimate for contextLength
+    bool hasChatTemplate = false;
+
+    QVariantMap toVariantMap() const;
+};
+
+struct GenerationStats {
+    QString stopReason;  // "eos", "max_tokens", "stop_string", "context_full", "cancelled"
+    int promptTokens = 0;
+    int reusedTokens = 0;
+    int completionTokens = 0;
+    double prefillMs = 0;
+    double decodeMs = 0;
+    double tokensPerSecond = 0;
+    int contextUsed = 0;
+    int contextLength = 0;
+};
+
+void registerEngineMetaTypes();
+
+}  // namespace kestrel::desktop
+
+Q_DECLARE_METATYPE(kestrel::desktop::ModelLoadRequest)
+Q_DECLARE_METATYPE(kestrel::desktop::GenerationRequest)
+Q_DECLARE_METATYPE(kestrel::desktop::ModelSummary)
+Q_DECLARE_METATYPE(kestrel::desktop::GenerationStats)

@@ -1,0 +1,184 @@
+#include "engine_worker.h"
+
+#include "kestrel/chat.h"
+#include "kestrel/engine.h"
+
+#include <QElapsedTimer>
+
+namespace kestrel::desktop {
+
+QVariantMap ModelSummary::toVariantMap() const {
+    return {
+        {QStringLiteral("path"), path},
+        {QStringLiteral("name"), name},
+        {QStringLiteral("architecture"), architecture},
+        {QStringLiteral("fileType"), fileType},
+        {QStringLiteral("backend"), backend},
+        {QStringLiteral("fileBytes"), double(fileBytes)},
+        {QStringLiteral("parameterCount"), double(parameterCount)},
+        {QStringLiteral("trainedContext"), trainedContext},
+        {QStringLiteral("contextLength"), contextLength},
+        {QStringLiteral("memoryBytes"), double(memoryBytes)},
+        {QStringLiteral("hasChatTemplate"), hasChatTemplate},
+    };
+}
+
+void registerEngineMetaTypes() {
+    qRegisterMetaType<ModelLoadRequest>();
+    qRegisterMetaType<GenerationRequest>();
+    qRegisterMetaType<ModelSummary>();
+    qRegisterMetaType<GenerationStats>();
+}
+
+namespace {
+
+QString stopReasonKey(StopReason reason) {
+    switch (reason) {
+    case StopReason::EndOfGeneration: return QStringLiteral("eos");
+    case StopReason::MaxTokens: return QStringLiteral("max_tokens");
+    case StopReason::StopString: return QStringLiteral("stop_string");
+    case StopReason::ContextFull: return QStringLiteral("context_full");
+    case StopReason::Cancelled:
+    case StopReason::Callback: return QStringLiteral("cancelled");
+    }
+    return QStringLiteral("unknown");
+}
+
+QString fromStd(const std::string& s) { return QString::fromUtf8(s.data(), qsizetype(s.size())); }
+
+}  // namespace
+
+EngineWorker::EngineWorker(QObject* parent) : QObject(parent) { registerEngineMetaTypes(); }
+
+EngineWorker::~EngineWorker() = default;
+
+void EngineWorker::stop(quint64 requestId) {
+    quint64 current = stopUpTo_.load();
+    while (current < requestId && !stopUpTo_.compare_exchange_weak(current, requestId)) {
+    }
+    std::lock_guard lock(sessionMutex_);
+    if (session_) session_->cancel();
+}
+
+void EngineWorker::cancelLoad() { loadCancelled_.store(true); }
+
+void EngineWorker::unloadModel() {
+    std::lock_guard lock(sessionMutex_);
+    session_.reset();
+    model_.reset();
+}
+
+void EngineWorker::loadModel(const ModelLoadRequest& request) {
+    loadCancelled_.store(false);
+    unloadModel();  // free the old weights first: two models may not fit in memory together
+
+    LoadOptions options;
+    options.path = request.path.toStdString();
+    // Until the CUDA backend can split a model, "split" asks for the first GPU;
+    // the engine answers with an actionable error where there is none.
+    options.device = request.device == QLatin1String("split") ? std::string("cuda") : request.device.toStdString();
+    options.threads = request.threads;
+    options.onProgress = [this](float fraction) {
+        emit loadProgress(double(fraction));
+        return !loadCancelled_.load();
+    };
+    auto model = Model::load(options);
+    if (!model) {
+        const bool cancelled = model.status().code() == ErrorCode::Cancelled;
+        emit loadFailed(fromStd(model.status().message()), cancelled);
+        return;
+    }
+    SessionOptions sessionOptions;
+    sessionOptions.contextLength = request.contextLength;
+    auto session = Session::create(model.value(), sessionOptions);
+    if (!session) {
+        emit loadFailed(fromStd(session.status().message()), false);
+        return;
+    }
+    const ModelInfo& info = model.value()->info();
+    ModelSummary summary;
+    summary.path = request.path;
+    summary.name = fromStd(info.name);
+    summary.architecture = fromStd(info.architecture);
+    summary.fileType = fromStd(info.fileType);
+    summary.backend = fromStd(info.backend);
+    summary.fileBytes = info.fileBytes;
+    summary.parameterCount = info.parameterCount;
+    summary.trainedContext = info.trainedContext;
+    summary.contextLength = session.value()->contextLength();
+    summary.memoryBytes = info.memoryEstimate(summary.contextLength);
+    summary.hasChatTemplate = !info.chatTemplate.empty();
+    {
+        std::lock_guard lock(sessionMutex_);
+        model_ = std::move(model.value());
+        session_ = std::move(session.value());
+    }
+    emit loadProgress(1.0);
+    emit modelLoaded(summary);
+}
+
+void EngineWorker::generate(quint64 requestId, const GenerationRequest& request) {
+    GenerationStats stats;
+    if (requestId <= stopUpTo_.load()) {
+        stats.stopReason = QStringLiteral("cancelled");
+        emit replyFinished(requestId, stats);
+        return;
+    }
+    if (!session_) {
+        emit replyFailed(requestId, tr("No model is loaded. Open Settings (Ctrl+,) and choose a .gguf model file."));
+        return;
+    }
+    std::vector<ChatMessage> messages;
+    messages.reserve(size_t(request.messages.size()));
+    for (const ChatTurn& turn : request.messages)
+        messages.push_back({turn.role.toStdString(), turn.content.toStdString()});
+    const std::vector<TokenId> prompt = buildChatPrompt(*model_, messages, true);
+
+    GenerateParams params;
+    params.sampling.temperature = request.temperature;
+    params.sampling.topK = request.topK;
+    params.sampling.topP = request.topP;
+    params.sampling.minP = request.minP;
+    params.sampling.repeatPenalty = request.repeatPenalty;
+    params.sampling.seed = request.seed;
+    params.maxTokens = request.maxTokens;
+    params.stopStrings = chatStopStrings();
+
+    // Pieces are whole UTF-8 characters (the engine holds back partial ones),
+    // so an empty piece only means "a token with nothing to show yet".
+    int pendingTokens = 0;
+    auto onPiece = [&](const Piece& piece) {
+        ++pendingTokens;
+        if (!piece.text.empty()) {
+            emit pieceGenerated(requestId, QString::fromUtf8(piece.text.data(), qsizetype(piece.text.size())),
+                                pendingTokens);
+            pendingTokens = 0;
+        }
+        // Also checked here so that a stop() racing with the start of generate()
+        // (which clears the session's cancel flag) still ends this request.
+        return requestId > stopUpTo_.load(std::memory_order_relaxed);
+    };
+    auto result = session_->generate(prompt, params, onPiece);
+    if (!result) {
+        if (result.status().code() == ErrorCode::Cancelled) {
+            stats.stopReason = QStringLiteral("cancelled");
+            emit replyFinished(requestId, stats);
+        } else {
+            emit replyFailed(requestId, fromStd(result.status().message()));
+        }
+        return;
+    }
+    const GenerateResult& r = result.value();
+    stats.stopReason = stopReasonKey(r.reason);
+    stats.promptTokens = r.promptTokens;
+    stats.reusedTokens = r.reusedTokens;
+    stats.completionTokens = int(r.tokens.size());
+    stats.prefillMs = r.prefillMs;
+    stats.decodeMs = r.decodeMs;
+    stats.tokensPerSecond = r.decodeMs > 0 && r.tokens.size() > 1 ? 1000.0 * double(r.tokens.size() - 1) / r.decodeMs : 0.0;
+    stats.contextUsed = int(session_->tokens().size());
+    stats.contextLength = session_->contextLength();
+    emit replyFinished(requestId, stats);
+}
+
+}  // namespace kestrel::desktop

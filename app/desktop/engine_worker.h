@@ -1,0 +1,64 @@
+// EngineWorker: the one object that owns the engine's Model and Session.
+//
+// Threading: construct on the UI thread, then moveToThread() onto a thread of
+// its own; every slot except stop() and cancelLoad() must then be invoked by
+// a queued connection (or QMetaObject::invokeMethod with Qt::QueuedConnection)
+// and runs on the worker thread. stop() and cancelLoad() are meant to be
+// called directly from any thread: they only set atomics and call
+// Session::cancel(), which the engine documents as thread-safe, so a stop
+// takes effect within one decode step instead of waiting behind a queued call.
+// The worker never touches UI objects; results leave through signals only.
+#pragma once
+
+#include "engine_types.h"
+
+#include <QObject>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+namespace kestrel {
+class Model;
+class Session;
+}  // namespace kestrel
+
+namespace kestrel::desktop {
+
+class EngineWorker : public QObject {
+    Q_OBJECT
+public:
+    explicit EngineWorker(QObject* parent = nullptr);
+    ~EngineWorker() override;
+
+    // Thread-safe. Ends the reply `requestId` (and any earlier one) as soon as
+    // the engine checks its flag; a request that has not started yet finishes
+    // at once with stopReason "cancelled".
+    void stop(quint64 requestId);
+    // Thread-safe. Makes a running loadModel() fail with "cancelled".
+    void cancelLoad();
+
+public slots:
+    void loadModel(const kestrel::desktop::ModelLoadRequest& request);
+    void unloadModel();
+    void generate(quint64 requestId, const kestrel::desktop::GenerationRequest& request);
+
+signals:
+    void loadProgress(double fraction);
+    void modelLoaded(const kestrel::desktop::ModelSummary& summary);
+    void loadFailed(const QString& message, bool cancelled);
+    // One streamed piece; `tokens` is how many tokens it took (a multi-byte
+    // character may span several), so the UI can count tokens per second.
+    void pieceGenerated(quint64 requestId, const QString& text, int tokens);
+    void replyFinished(quint64 requestId, const kestrel::desktop::GenerationStats& stats);
+    void replyFailed(quint64 requestId, const QString& message);
+
+private:
+    std::shared_ptr<kestrel::Model> model_;
+    std::unique_ptr<kestrel::Session> session_;
+    std::mutex sessionMutex_;  // guards the session_ pointer against stop() from other threads
+    std::atomic<quint64> stopUpTo_{0};
+    std::atomic<bool> loadCancelled_{false};
+};
+
+}  // namespace kestrel::desktop

@@ -1,0 +1,199 @@
+// ChatController with the real SmolLM2 and a store in a temporary folder:
+// send, streaming into the message model, stop, regenerate and edit as
+// branches, switching branches, delete with undo, export and import, and the
+// first start without a model.
+#include "chat_controller.h"
+#include "conversation_list_model.h"
+#include "conversation_store.h"
+#include "message_model.h"
+#include "settings_model.h"
+#include "test_env.h"
+
+#include <QFile>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace kestrel::desktop;
+
+class TestChatController : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+    std::unique_ptr<SettingsModel> settings_;
+    std::unique_ptr<ChatController> chat_;
+
+    bool waitReply() { return QTest::qWaitFor([this] { return !chat_->generating(); }, 60000); }
+    const QList<MessageItem>& items() const { return chat_->messageModel()->items(); }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        qputenv("XDG_CONFIG_HOME", dir_.filePath("config").toLocal8Bit());
+        QCoreApplication::setOrganizationName("KestrelTest");
+        QCoreApplication::setApplicationName("ChatController");
+    }
+
+    void firstStartWithoutModelAsksForOne() {
+        qputenv("KESTREL_MODELS_DIR", dir_.filePath("no-models").toLocal8Bit());
+        SettingsModel settings;
+        ChatController chat(&settings, dir_.filePath("empty.sqlite"));
+        QSignalSpy needs(&chat, &ChatController::needsModel);
+        chat.start();
+        QCOMPARE(needs.size(), 1);
+        QVERIFY(needs.at(0).at(0).toString().contains("SmolLM2-135M-Instruct.Q4_1.gguf"));
+        QVERIFY(!chat.send("hello"));  // no model: refused with a message, not a crash
+        QVERIFY(!chat.lastError().isEmpty());
+        qunsetenv("KESTREL_MODELS_DIR");
+    }
+
+    void loadsTheDefaultModel() {
+        KESTREL_REQUIRE_MODEL(kestrel::test::smollm2Path());
+        qputenv("KESTREL_MODELS_DIR", kestrel::test::modelsDir().toLocal8Bit());
+        settings_ = std::make_unique<SettingsModel>();
+        settings_->setModelPath(kestrel::test::smollm2Path());
+        settings_->setProperty("temperature", 0.0);
+        settings_->setProperty("maxTokens", 24);
+        settings_->setProperty("contextLength", 1024);
+        QVERIFY(settings_->apply());
+        chat_ = std::make_unique<ChatController>(settings_.get(), dir_.filePath("chat.sqlite"));
+        chat_->setUndoWindowMs(300);
+        chat_->start();
+        QVERIFY(QTest::qWaitFor([this] { return chat_->modelState() == "ready"; }, 60000));
+        QCOMPARE(chat_->modelInfo().value("architecture").toString(), QString("llama"));
+        QCOMPARE(chat_->contextLength(), 1024);
+    }
+
+    void sendStreamsIntoTheModel() {
+        if (!chat_) QSKIP("needs the model");
+        QSignalSpy changed(chat_->messageModel(), &QAbstractItemModel::dataChanged);
+        QSignalSpy ended(chat_.get(), &ChatController::replyEnded);
+        QVERIFY(chat_->send("What is the capital of France?"));
+        QVERIFY(chat_->generating());
+        QVERIFY(!chat_->send("second while busy"));
+        QVERIFY(waitReply());
+        QCOMPARE(items().size(), 2);
+        QCOMPARE(items()[0].role, QString("user"));
+        QCOMPARE(items()[1].role, QString("assistant"));
+        QVERIFY2(items()[1].content.contains("Paris"), qPrintable(items()[1].content));
+        QCOMPARE(items()[1].state, QString("complete"));
+        QVERIFY(changed.size() > 3);  // streamed, not set once at the end
+        QCOMPARE(ended.size(), 1);
+        QVERIFY(chat_->contextUsed() > 10);
+        QVERIFY(chat_->currentConversationId() > 0);
+        QCOMPARE(chat_->conversationModel()->rowCount(), 1);
+        // What the store has matches what is shown.
+        auto branch = chat_->store()->activeBranch(chat_->currentConversationId());
+        QVERIFY(branch.isOk());
+        QCOMPARE(branch->size(), 2);
+        QCOMPARE(branch->at(1).content, items()[1].content);
+        QVERIFY(branch->at(1).completionTokens > 0);
+    }
+
+    void regenerateAddsASiblingAndBranchesSwitch() {
+        if (!chat_) QSKIP("needs the model");
+        const QString first = items()[1].content;
+        settings_->setProperty("temperature", 1.2);
+        settings_->setProperty("seed", "7");
+        QVERIFY(settings_->apply());
+        QVERIFY(chat_->regenerate());
+        QVERIFY(waitReply());
+        QCOMPARE(items().size(), 2);
+        QCOMPARE(items()[1].siblingCount, 2);
+        QCOMPARE(items()[1].siblingIndex, 1);
+        QVERIFY(chat_->switchBranch(items()[1].id, -1));
+        QCOMPARE(items()[1].content, first);
+        QCOMPARE(items()[1].siblingIndex, 0);
+        QVERIFY(!chat_->switchBranch(items()[1].id, -1));  // no version before the first
+    }
+
+    void editStartsABranchAndKeepsTheOld() {
+        if (!chat_) QSKIP("needs the model");
+        const qint64 userId = items()[0].id;
+        QVERIFY(chat_->editMessage(userId, "What is the capital of Italy?"));
+        QVERIFY(waitReply());
+        QCOMPARE(items().size(), 2);
+        QCOMPARE(items()[0].content, QString("What is the capital of Italy?"));
+        QCOMPARE(items()[0].siblingCount, 2);
+        QCOMPARE(items()[0].siblingIndex, 1);
+        QVERIFY(chat_->switchBranch(items()[0].id, -1));
+        QCOMPARE(items()[0].content, QString("What is the capital of France?"));
+        QCOMPARE(items()[1].siblingCount, 2);  // both replies of the old branch are still there
+        QVERIFY(chat_->switchBranch(items()[0].id, 1));
+        QCOMPARE(items()[0].content, QString("What is the capital of Italy?"));
+    }
+
+    void stopInterruptsAndKeepsText() {
+        if (!chat_) QSKIP("needs the model");
+        settings_->setProperty("maxTokens", 400);
+        QVERIFY(settings_->apply());
+        QSignalSpy ended(chat_.get(), &ChatController::replyEnded);
+        QVERIFY(chat_->send("Count from 1 to 500, one number per line."));
+        QVERIFY(QTest::qWaitFor([this] { return items().size() == 4 && items()[3].content.size() >= 4; }, 60000));
+        chat_->stop();
+        QVERIFY(waitReply());
+        QCOMPARE(ended.last().at(1).toString(), QString("cancelled"));
+        QCOMPARE(items()[3].state, QString("interrupted"));
+        QVERIFY(!items()[3].content.isEmpty());
+        auto stored = chat_->store()->message(items()[3].id);
+        QVERIFY(stored.isOk());
+        QCOMPARE(stored->content, items()[3].content);
+        QVERIFY(stored->completionTokens < 100);
+    }
+
+    void exportAndImport() {
+        if (!chat_) QSKIP("needs the model");
+        const QString md = dir_.filePath("out.md"), json = dir_.filePath("out.json");
+        QVERIFY2(chat_->exportConversations("md", md), qPrintable(chat_->lastError()));
+        QVERIFY2(chat_->exportConversations("json", "file://" + json), qPrintable(chat_->lastError()));
+        QVERIFY(!chat_->exportConversations("docx", md));
+        QFile f(md);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QVERIFY(f.readAll().contains("capital of Italy"));
+        QCOMPARE(chat_->importConversations(json), 1);
+        QCOMPARE(chat_->conversationModel()->rowCount(), 2);
+        QCOMPARE(chat_->importConversations(dir_.filePath("missing.json")), -1);
+    }
+
+    void deleteWithUndo() {
+        if (!chat_) QSKIP("needs the model");
+        auto* list = chat_->conversationModel();
+        const int before = list->rowCount();
+        const qint64 id = chat_->currentConversationId();
+        QVERIFY(chat_->deleteConversation(id));
+        QCOMPARE(list->rowCount(), before - 1);
+        QCOMPARE(chat_->currentConversationId(), 0);
+        QVERIFY(!chat_->pendingUndoTitle().isEmpty());
+        QVERIFY(chat_->undoDelete());
+        QCOMPARE(list->rowCount(), before);
+        QVERIFY(chat_->pendingUndoTitle().isEmpty());
+        // Without undo, the delete becomes final when the window closes.
+        QVERIFY(chat_->deleteConversation(id));
+        QVERIFY(QTest::qWaitFor([this] { return chat_->pendingUndoTitle().isEmpty(); }, 5000));
+        QVERIFY(!chat_->undoDelete());
+        auto deleted = chat_->store()->listDeletedConversations();
+        QVERIFY(deleted.isOk());
+        QCOMPARE(deleted->size(), 0);
+        QVERIFY(!chat_->store()->conversation(id).isOk());
+    }
+
+    void renameAndSearch() {
+        if (!chat_) QSKIP("needs the model");
+        auto* list = chat_->conversationModel();
+        if (list->rowCount() == 0) QVERIFY(chat_->send("Tell me about kestrels.") && waitReply());
+        const qint64 id = list->idAt(0);
+        QVERIFY(chat_->renameConversation(id, "Birds of prey"));
+        QVERIFY(!chat_->renameConversation(id, "   "));
+        list->setQuery("prey");
+        QCOMPARE(list->rowCount(), 1);
+        QVERIFY(chat_->selectConversation(list->idAt(0)));
+        list->setQuery("");
+    }
+
+    void cleanupTestCase() {
+        chat_.reset();
+        settings_.reset();
+    }
+};
+
+QTEST_GUILESS_MAIN(TestChatController)
+#include "tst_chat_controller.moc"

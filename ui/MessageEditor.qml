@@ -1,0 +1,55 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+
+// Editing a sent message: saving sends the new text as a new branch.
+Rectangle {
+    id: root
+    property string initialText
+    signal saved(string text)
+    signal cancelled()
+
+    implicitHeight: layout.implicitHeight + 20
+    radius: 14
+    color: Theme.surfaceRaised
+    border.width: 2
+    border.color: Theme.accent
+    onVisibleChanged: if (visible) { area.text = initialText; area.forceActiveFocus(); area.cursorPosition = area.length }
+
+    ColumnLayout {
+        id: layout
+        anchors.fill: parent
+        anchors.margins: 10
+        TextArea {
+            id: area
+            Layout.fillWidth: true
+            wrapMode: TextArea.Wrap
+            color: Theme.text
+            font.pixelSize: Theme.fontSize
+            background: null
+            selectByMouse: true
+            Accessible.name: qsTr("Edit message")
+            Keys.onReturnPressed: (event) => {
+                if (event.modifiers & Qt.ShiftModifier) event.accepted = false
+                else root.saved(text)
+            }
+            Keys.onEscapePressed: root.cancelled()
+        }
+        RowLayout {
+            Layout.alignment: Qt.AlignRight
+            Text {
+                text: qsTr("The original stays as another branch.")
+                color: Theme.textFaint
+                font.pixelSize: Theme.fontSizeSmall
+                Layout.rightMargin: 8
+            }
+            AccentButton { text: qsTr("Cancel"); onClicked: root.cancelled() }
+            AccentButton {
+                text: qsTr("Send")
+                primary: true
+                enabled: area.text.trim().length > 0
+                onClicked: root.saved(area.text)
+            }
+        }
+    }
+}

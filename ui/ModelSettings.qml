@@ -1,0 +1,91 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Dialogs
+import QtQuick.Layouts
+import Kestrel.Backend
+
+// The model file, its facts, the draft model, the device and the context length.
+ColumnLayout {
+    spacing: 12
+    SectionTitle { text: qsTr("Model") }
+
+    SettingsField {
+        Layout.fillWidth: true
+        label: qsTr("Model file")
+        key: "modelPath"
+        RowLayout {
+            width: parent.width
+            ThemedTextField {
+                id: modelPath
+                objectName: "modelPathField"
+                Layout.fillWidth: true
+                text: AppSettings.modelPath
+                placeholderText: qsTr("/path/to/model.gguf")
+                invalid: (AppSettings.fieldErrors.modelPath || "").length > 0
+                onTextEdited: { AppSettings.modelPath = text; AppSettings.validate() }
+            }
+            AccentButton {
+                text: qsTr("Browse…")
+                onClicked: { fileDialog.target = "modelPath"; fileDialog.open() }
+            }
+        }
+    }
+    ModelInfoCard { Layout.fillWidth: true }
+
+    SettingsField {
+        Layout.fillWidth: true
+        label: qsTr("Draft model (optional)")
+        hint: qsTr("A small model of the same family speeds up replies by speculative decoding.")
+        key: "draftModelPath"
+        RowLayout {
+            width: parent.width
+            ThemedTextField {
+                Layout.fillWidth: true
+                text: AppSettings.draftModelPath
+                placeholderText: qsTr("None")
+                invalid: (AppSettings.fieldErrors.draftModelPath || "").length > 0
+                onTextEdited: { AppSettings.draftModelPath = text; AppSettings.validate() }
+            }
+            AccentButton {
+                text: qsTr("Browse…")
+                onClicked: { fileDialog.target = "draftModelPath"; fileDialog.open() }
+            }
+        }
+    }
+
+    RowLayout {
+        Layout.fillWidth: true
+        spacing: 16
+        SettingsField {
+            Layout.fillWidth: true
+            Layout.preferredWidth: 1
+            label: qsTr("Device")
+            key: "device"
+            ChoiceBox {
+                key: "device"
+                choices: [{ value: "cpu", text: qsTr("CPU") },
+                          { value: "cuda", text: qsTr("One CUDA GPU") },
+                          { value: "split", text: qsTr("Split across GPUs") }]
+            }
+        }
+        SettingsField {
+            Layout.fillWidth: true
+            Layout.preferredWidth: 1
+            label: qsTr("Context length")
+            hint: qsTr("Tokens; 0 uses the trained context (at most 4096).")
+            key: "contextLength"
+            NumberField { key: "contextLength"; integer: true; objectName: "contextLengthField" }
+        }
+    }
+
+    FileDialog {
+        id: fileDialog
+        property string target
+        title: qsTr("Choose a model file")
+        nameFilters: [qsTr("GGUF models (*.gguf)"), qsTr("All files (*)")]
+        onAccepted: {
+            AppSettings[target] = selectedFile.toString()
+            AppSettings.validate()
+        }
+    }
+}
