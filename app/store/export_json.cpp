@@ -46,6 +46,7 @@ QJsonObject conversationJson(const ConversationSnapshot& s) {
         {"model", c.model},
         {"systemPrompt", c.systemPrompt},
         {"activeLeafId", idValue(c.activeLeafId)},
+        {"deletedAt", timeValue(c.deletedAt)},  // informational: imports are never deleted
         {"messages", messages},
     };
 }

@@ -47,7 +47,9 @@ QByteArray render(ExportFormat format, const QList<ConversationSnapshot>& conver
 // Parses and validates an export made by renderJson(). A malformed, truncated
 // or hostile file (wrong types, unknown roles, parent links to nowhere or in a
 // cycle, a newer version) is an InvalidFile / Unsupported error naming what
-// was wrong, never a crash. Ids in the result are those of the file.
+// was wrong, never a crash. Ids in the result are those of the file; messages
+// come parents-first, siblings in file order. "deletedAt" is not read back:
+// an imported conversation is never deleted.
 StoreResult<QList<ConversationSnapshot>> parseJsonExport(const QByteArray& json);
 
 class Exporter {

@@ -108,7 +108,10 @@ StoreError endReply(ConversationStore::Impl& d, MessageId id, const QString& set
     KESTREL_STORE_TRY(d.flush());
     QSqlQuery q(d.db());
     KESTREL_STORE_TRY(d.run(q, QStringLiteral("SELECT conversation_id, state FROM messages WHERE id = ?"), {id}, doing));
-    if (!q.next()) return {StoreError::Code::NotFound, QStringLiteral("cannot %1: there is no message %2").arg(doing).arg(id)};
+    if (!q.next()) {
+        d.streaming.remove(id);  // purged while streaming: nothing left to write
+        return {StoreError::Code::NotFound, QStringLiteral("cannot %1: there is no message %2").arg(doing).arg(id)};
+    }
     const ConversationId conversationId = q.value(0).toLongLong();
     if (q.value(1).toString() != QLatin1String("streaming"))
         return {StoreError::Code::InvalidArgument,

@@ -27,8 +27,10 @@ void TestStoreCrash::killMidReply_data() {
     QTest::addColumn<int>("killAfterMs");
     // Different kill phases relative to the once-a-second flush, and large
     // pieces so the kill is likely to land inside a flush transaction.
+    QTest::newRow("tokens, 2.0 s (at a flush)") << 12 << 5 << 2000;
     QTest::newRow("tokens, 2.3 s") << 12 << 5 << 2300;
     QTest::newRow("tokens, 2.7 s") << 12 << 5 << 2700;
+    QTest::newRow("4 KB pieces, 3.0 s (at a flush)") << 4096 << 2 << 3000;
     QTest::newRow("4 KB pieces, 3.1 s") << 4096 << 2 << 3100;
 }
 

@@ -187,7 +187,8 @@ void TestStoreImport::exportShape() {
     QCOMPARE(root["version"].toInt(), 1);
     QVERIFY(QDateTime::fromString(root["exportedAt"].toString(), Qt::ISODateWithMs).isValid());
     const QJsonObject c = root["conversations"].toArray()[0].toObject();
-    for (const char* key : {"id", "title", "createdAt", "updatedAt", "model", "systemPrompt", "activeLeafId", "messages"})
+    for (const char* key : {"id", "title", "createdAt", "updatedAt", "model", "systemPrompt", "activeLeafId", "deletedAt",
+                            "messages"})
         QVERIFY2(c.contains(QLatin1String(key)), key);
     const QJsonObject m = c["messages"].toArray()[2].toObject();
     for (const char* key : {"id", "parentId", "role", "content", "reasoning", "createdAt", "model", "promptTokens",
