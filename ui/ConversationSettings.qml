@@ -38,7 +38,7 @@ ColumnLayout {
     SettingsField {
         Layout.fillWidth: true
         label: qsTr("Chat template override")
-        hint: qsTr("Empty: the template in the model file (ChatML until templates are supported).")
+        hint: qsTr("Empty: the template in the model file (ChatML when the file has none).")
         key: "chatTemplate"
         Area {
             text: AppSettings.chatTemplate

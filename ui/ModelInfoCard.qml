@@ -49,6 +49,15 @@ Rectangle {
             text: qsTr("%1 (%2 tokens)").arg(card.bytes(card.info.memoryBytes)).arg(card.info.contextLength || 0)
         }
         Text {
+            visible: card.info.loaded === true && Chat.templateWarning.length > 0
+            Layout.columnSpan: 4
+            Layout.fillWidth: true
+            wrapMode: Text.Wrap
+            color: Theme.danger
+            font.pixelSize: Theme.fontSizeSmall
+            text: qsTr("Chat template: %1").arg(Chat.templateWarning)
+        }
+        Text {
             visible: card.info.loaded !== true
             Layout.columnSpan: 4
             Layout.fillWidth: true

@@ -56,6 +56,7 @@ ChatController::ChatController(SettingsModel* settings, const QString& databaseP
             Qt::QueuedConnection);
     connect(worker_, &EngineWorker::modelLoaded, this, &ChatController::onModelLoaded, Qt::QueuedConnection);
     connect(worker_, &EngineWorker::loadFailed, this, &ChatController::onLoadFailed, Qt::QueuedConnection);
+    connect(worker_, &EngineWorker::replyStarted, this, &ChatController::onReplyStarted, Qt::QueuedConnection);
     connect(worker_, &EngineWorker::pieceGenerated, this, &ChatController::onPiece, Qt::QueuedConnection);
     connect(worker_, &EngineWorker::replyFinished, this, &ChatController::onFinished, Qt::QueuedConnection);
     connect(worker_, &EngineWorker::replyFailed, this, &ChatController::onFailed, Qt::QueuedConnection);
@@ -66,7 +67,8 @@ ChatController::ChatController(SettingsModel* settings, const QString& databaseP
         const ModelLoadRequest r = settings_->appliedLoadRequest();
         if (r.path != modelInfo_.value(QStringLiteral("path")).toString() || modelState_ != QLatin1String("ready") ||
             r.contextLength != modelInfo_.value(QStringLiteral("requestedContext")).toInt() ||
-            r.device != modelInfo_.value(QStringLiteral("device")).toString())
+            r.device != modelInfo_.value(QStringLiteral("device")).toString() ||
+            r.chatTemplate != modelInfo_.value(QStringLiteral("chatTemplate")).toString())
             loadModel();
     });
 
@@ -119,7 +121,8 @@ void ChatController::loadModel() {
     modelInfo_ = {{QStringLiteral("path"), request.path},
                   {QStringLiteral("fileName"), QFileInfo(request.path).fileName()},
                   {QStringLiteral("requestedContext"), request.contextLength},
-                  {QStringLiteral("device"), request.device}};
+                  {QStringLiteral("device"), request.device},
+                  {QStringLiteral("chatTemplate"), request.chatTemplate}};
     emit modelStateChanged();
     emit loadProgressChanged();
     emit requestLoad(request);
@@ -131,6 +134,7 @@ void ChatController::onModelLoaded(const ModelSummary& summary) {
     QVariantMap info = summary.toVariantMap();
     info.insert(QStringLiteral("requestedContext"), modelInfo_.value(QStringLiteral("requestedContext")));
     info.insert(QStringLiteral("device"), modelInfo_.value(QStringLiteral("device")));
+    info.insert(QStringLiteral("chatTemplate"), modelInfo_.value(QStringLiteral("chatTemplate")));
     modelInfo_ = info;
     modelState_ = QStringLiteral("ready");
     contextLength_ = summary.contextLength;
@@ -226,10 +230,11 @@ bool ChatController::startReply(qint64 parentId) {
     GenerationRequest request;
     settings_->fillGenerationRequest(&request);
     const QString system = settings_->appliedSystemPrompt();
-    if (!system.trimmed().isEmpty()) request.messages.append({QStringLiteral("system"), system});
+    if (!system.trimmed().isEmpty()) request.messages.append({QStringLiteral("system"), system, {}});
     for (const MessageItem& m : messages_->items()) {
         if (m.id == replyMessageId_) break;
-        if (m.role == QLatin1String("user") || m.role == QLatin1String("assistant")) request.messages.append({m.role, m.content});
+        if (m.role == QLatin1String("user") || m.role == QLatin1String("assistant"))
+            request.messages.append({m.role, m.content, m.reasoning});
     }
     splitter_ = ThinkSplitter();
     replyTokens_ = 0;
@@ -243,6 +248,10 @@ bool ChatController::startReply(qint64 parentId) {
 
 void ChatController::stop() {
     if (activeRequest_) worker_->stop(activeRequest_);
+}
+
+void ChatController::onReplyStarted(quint64 requestId, bool startsInReasoning) {
+    if (requestId == activeRequest_ && startsInReasoning) splitter_.startInReasoning();
 }
 
 void ChatController::onPiece(quint64 requestId, const QString& text, int tokens) {

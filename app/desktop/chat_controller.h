@@ -49,6 +49,7 @@ class ChatController : public QObject {
     Q_PROPERTY(double tokensPerSecond READ tokensPerSecond NOTIFY statsChanged)
     Q_PROPERTY(int contextUsed READ contextUsed NOTIFY statsChanged)
     Q_PROPERTY(int contextLength READ contextLength NOTIFY statsChanged)
+    Q_PROPERTY(QString templateWarning READ templateWarning NOTIFY modelStateChanged)
     Q_PROPERTY(QString pendingUndoTitle READ pendingUndoTitle NOTIFY pendingUndoChanged)
 
 public:
@@ -72,6 +73,7 @@ public:
     int contextUsed() const { return contextUsed_; }
     int contextLength() const { return contextLength_; }
     QString pendingUndoTitle() const { return pendingUndoTitle_; }
+    QString templateWarning() const { return modelInfo_.value(QStringLiteral("templateWarning")).toString(); }
 
     // Loads the applied model, or reports needsModel() when there is none.
     Q_INVOKABLE void start();
@@ -122,6 +124,7 @@ private:
     bool startReply(qint64 parentId);
     void onModelLoaded(const ModelSummary& summary);
     void onLoadFailed(const QString& message, bool cancelled);
+    void onReplyStarted(quint64 requestId, bool startsInReasoning);
     void onPiece(quint64 requestId, const QString& text, int tokens);
     void onFinished(quint64 requestId, const GenerationStats& stats);
     void onFailed(quint64 requestId, const QString& message);

@@ -15,11 +15,13 @@ struct ModelLoadRequest {
     QString device = QStringLiteral("cpu");  // "cpu", "cuda", "split"
     int threads = 0;                         // 0: one per core
     int contextLength = 0;                   // 0: trained context, capped at 4096
+    QString chatTemplate;                    // overrides the model's template when not empty
 };
 
 struct ChatTurn {
     QString role;  // "system", "user", "assistant"
     QString content;
+    QString reasoning;  // an assistant turn's folded <think> text
 };
 
 struct GenerationRequest {
@@ -42,6 +44,7 @@ struct ModelSummary {
     int contextLength = 0;      // of the session that was opened
     quint64 memoryBytes = 0;    // estimate for contextLength
     bool hasChatTemplate = false;
+    QString templateWarning;    // why the ChatML fallback is used; empty when the model's template is
 
     QVariantMap toVariantMap() const;
 };

@@ -64,6 +64,7 @@ void EngineWorker::cancelLoad() { loadCancelled_.store(true); }
 
 void EngineWorker::unloadModel() {
     std::lock_guard lock(sessionMutex_);
+    formatter_.reset();
     session_.reset();
     model_.reset();
 }
@@ -108,10 +109,13 @@ void EngineWorker::loadModel(const ModelLoadRequest& request) {
     summary.contextLength = session.value()->contextLength();
     summary.memoryBytes = info.memoryEstimate(summary.contextLength);
     summary.hasChatTemplate = !info.chatTemplate.empty();
+    auto formatter = std::make_unique<ChatFormatter>(*model.value(), request.chatTemplate.toStdString());
+    summary.templateWarning = fromStd(formatter->warning());
     {
         std::lock_guard lock(sessionMutex_);
         model_ = std::move(model.value());
         session_ = std::move(session.value());
+        formatter_ = std::move(formatter);
     }
     emit loadProgress(1.0);
     emit modelLoaded(summary);
@@ -124,15 +128,24 @@ void EngineWorker::generate(quint64 requestId, const GenerationRequest& request)
         emit replyFinished(requestId, stats);
         return;
     }
-    if (!session_) {
+    if (!session_ || !formatter_) {
         emit replyFailed(requestId, tr("No model is loaded. Open Settings (Ctrl+,) and choose a .gguf model file."));
         return;
     }
     std::vector<ChatMessage> messages;
     messages.reserve(size_t(request.messages.size()));
-    for (const ChatTurn& turn : request.messages)
-        messages.push_back({turn.role.toStdString(), turn.content.toStdString()});
-    const std::vector<TokenId> prompt = buildChatPrompt(*model_, messages, true);
+    for (const ChatTurn& turn : request.messages) {
+        ChatMessage m;
+        m.role = turn.role.toStdString();
+        m.content = turn.content.toStdString();
+        m.reasoning = turn.reasoning.toStdString();
+        messages.push_back(std::move(m));
+    }
+    auto prompt = formatter_->format(messages);
+    if (!prompt) {
+        emit replyFailed(requestId, tr("The chat template failed: %1").arg(fromStd(prompt.status().message())));
+        return;
+    }
 
     GenerateParams params;
     params.sampling.temperature = request.temperature;
@@ -142,7 +155,7 @@ void EngineWorker::generate(quint64 requestId, const GenerationRequest& request)
     params.sampling.repeatPenalty = request.repeatPenalty;
     params.sampling.seed = request.seed;
     params.maxTokens = request.maxTokens;
-    params.stopStrings = chatStopStrings();
+    params.stopStrings = formatter_->stopStrings();
 
     // Pieces are whole UTF-8 characters (the engine holds back partial ones),
     // so an empty piece only means "a token with nothing to show yet".
@@ -158,7 +171,8 @@ void EngineWorker::generate(quint64 requestId, const GenerationRequest& request)
         // (which clears the session's cancel flag) still ends this request.
         return requestId > stopUpTo_.load(std::memory_order_relaxed);
     };
-    auto result = session_->generate(prompt, params, onPiece);
+    emit replyStarted(requestId, prompt->startsInReasoning);
+    auto result = session_->generate(prompt->tokens, params, onPiece);
     if (!result) {
         if (result.status().code() == ErrorCode::Cancelled) {
             stats.stopReason = QStringLiteral("cancelled");

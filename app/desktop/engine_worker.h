@@ -19,6 +19,7 @@
 #include <mutex>
 
 namespace kestrel {
+class ChatFormatter;
 class Model;
 class Session;
 }  // namespace kestrel
@@ -47,6 +48,9 @@ signals:
     void loadProgress(double fraction);
     void modelLoaded(const kestrel::desktop::ModelSummary& summary);
     void loadFailed(const QString& message, bool cancelled);
+    // The prompt is ready and generation starts; `startsInReasoning`: the
+    // template opened a <think> block, so the first pieces are reasoning.
+    void replyStarted(quint64 requestId, bool startsInReasoning);
     // One streamed piece; `tokens` is how many tokens it took (a multi-byte
     // character may span several), so the UI can count tokens per second.
     void pieceGenerated(quint64 requestId, const QString& text, int tokens);
@@ -56,6 +60,7 @@ signals:
 private:
     std::shared_ptr<kestrel::Model> model_;
     std::unique_ptr<kestrel::Session> session_;
+    std::unique_ptr<kestrel::ChatFormatter> formatter_;
     std::mutex sessionMutex_;  // guards the session_ pointer against stop() from other threads
     std::atomic<quint64> stopUpTo_{0};
     std::atomic<bool> loadCancelled_{false};

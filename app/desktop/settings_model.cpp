@@ -235,6 +235,7 @@ ModelLoadRequest SettingsModel::appliedLoadRequest() const {
     const QString group = groupFor(r.path);
     r.device = settings_->value(group + QStringLiteral("/device"), QStringLiteral("cpu")).toString();
     r.contextLength = settings_->value(group + QStringLiteral("/contextLength"), 0).toInt();
+    r.chatTemplate = settings_->value(group + QStringLiteral("/chatTemplate")).toString();
     return r;
 }
 

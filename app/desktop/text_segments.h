@@ -22,6 +22,8 @@ public:
     Delta push(const QString& piece);
     // Whatever is still held back (a partial tag at the very end).
     Delta flush();
+    // The prompt already opened the <think> block: what comes first is reasoning.
+    void startInReasoning() { phase_ = Phase::Reasoning; }
 
 private:
     enum class Phase { Start, Reasoning, AnswerStart, Content };

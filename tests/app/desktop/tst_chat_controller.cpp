@@ -54,6 +54,7 @@ private slots:
         settings_->setProperty("temperature", 0.0);
         settings_->setProperty("maxTokens", 24);
         settings_->setProperty("contextLength", 1024);
+        settings_->setProperty("systemPrompt", "You are a concise assistant. Answer in one sentence.");
         QVERIFY(settings_->apply());
         chat_ = std::make_unique<ChatController>(settings_.get(), dir_.filePath("chat.sqlite"));
         chat_->setUndoWindowMs(300);

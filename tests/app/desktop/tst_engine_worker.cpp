@@ -30,7 +30,8 @@ private:
 
     GenerationRequest request(const QString& text, int maxTokens) {
         GenerationRequest r;
-        r.messages = {{"user", text}};
+        // A 135M model answers plainly only with a plain system prompt.
+        r.messages = {{"system", "You are a concise assistant. Answer in one sentence.", {}}, {"user", text, {}}};
         r.temperature = 0;  // greedy: the same reply every run
         r.maxTokens = maxTokens;
         return r;
