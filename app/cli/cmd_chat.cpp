@@ -1,7 +1,8 @@
-// kestrel-cli chat: a terminal chat. Each turn re-sends the whole
-// conversation; the session reuses the KV of everything already seen, so
-// only the new message is prefilled. Ctrl+C stops a reply; /reset starts
-// over; /exit or end of input quits.
+// kestrel-cli chat: a terminal chat through the model's chat template. Each
+// turn re-sends the whole conversation; the session reuses the KV of
+// everything already seen, so only the new message is prefilled (and says so
+// when the template rewrote history). Reasoning (<think>) is shown dimmed.
+// Ctrl+C stops a reply; /reset starts over; /exit or end of input quits.
 #include "commands.h"
 #include "kestrel/chat.h"
 #include "sampling_flags.h"
@@ -9,6 +10,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <string>
 
@@ -33,6 +35,7 @@ int runChat(int argc, char** argv) {
     auto flags = modelFlags();
     for (auto& f : samplingFlags()) flags.push_back(f);
     flags.push_back({"--system"});
+    flags.push_back({"--template"});
     flags.push_back({"-n", "--n-predict"});
     flags.push_back({"-c", "--ctx"});
     Args args(flags, {});
@@ -60,12 +63,21 @@ int runChat(int argc, char** argv) {
     auto session = Session::create(model, options);
     if (!session) return runtimeError(session.status());
 
+    std::string templateOverride;
+    if (auto file = args.value("--template")) {
+        std::ifstream in(*file, std::ios::binary);
+        if (!in) return runtimeError(Status(ErrorCode::NotFound, *file + ": cannot read the template file"));
+        templateOverride.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    ChatFormatter formatter(*model, templateOverride);
+    if (!formatter.warning().empty()) std::fprintf(stderr, "warning: %s\n", formatter.warning().c_str());
+
     std::vector<ChatMessage> messages;
     if (auto system = args.value("--system")) messages.push_back({"system", *system});
     GenerateParams params;
     params.sampling = *sampling;
     params.maxTokens = int32_t(*maxTokens);
-    params.stopStrings = chatStopStrings();
+    params.stopStrings = formatter.stopStrings();
 
     std::fprintf(stderr, "%s on %s. /reset starts over, /exit quits, Ctrl+C stops a reply.\n",
                  model->info().name.c_str(), model->info().backend.c_str());
@@ -82,19 +94,42 @@ int runChat(int argc, char** argv) {
         }
         if (line.empty()) continue;
         messages.push_back({"user", line});
-        const auto prompt = buildChatPrompt(*model, messages, true);
-        auto result = (*session)->generate(prompt, params, [](const Piece& piece) {
-            std::fwrite(piece.text.data(), 1, piece.text.size(), stdout);
+        auto prompt = formatter.format(messages);
+        if (!prompt) {
+            runtimeError(prompt.status());
+            messages.pop_back();
+            continue;
+        }
+        const auto reuse = comparePrompts((*session)->tokens(), prompt->tokens);
+        if (!reuse.extendsPrevious && !(*session)->tokens().empty())
+            std::fprintf(stderr, "[the template rewrote earlier turns: reusing %zu of %zu cached tokens]\n",
+                         reuse.commonPrefix, (*session)->tokens().size());
+        params.startsInReasoning = prompt->startsInReasoning;
+        bool inReasoning = false;
+        auto result = (*session)->generate(prompt->tokens, params, [&inReasoning](const Piece& piece) {
+            if (!piece.reasoning.empty()) {
+                if (!inReasoning) std::fputs("\033[2m", stdout);  // dim
+                inReasoning = true;
+                std::fwrite(piece.reasoning.data(), 1, piece.reasoning.size(), stdout);
+            }
+            if (!piece.text.empty()) {
+                if (inReasoning) std::fputs("\033[0m\n", stdout);
+                inReasoning = false;
+                std::fwrite(piece.text.data(), 1, piece.text.size(), stdout);
+            }
             std::fflush(stdout);
             return true;
         });
+        if (inReasoning) std::fputs("\033[0m", stdout);
         std::printf("\n");
         if (!result) {
             runtimeError(result.status());
             messages.pop_back();
             continue;
         }
-        messages.push_back({"assistant", result->text});
+        ChatMessage reply{"assistant", result->text};
+        reply.reasoning = result->reasoning;
+        messages.push_back(std::move(reply));
         const double tokS = result->decodeMs > 0 ? (result->tokens.size() - 1) * 1000.0 / result->decodeMs : 0;
         std::fprintf(stderr, "[%zu tokens, %.1f tok/s, prompt %d (%d reused), %s]\n", result->tokens.size(), tokS,
                      result->promptTokens, result->reusedTokens, stopReasonName(result->reason));

@@ -14,6 +14,7 @@ int runTokenize(int argc, char** argv);
 int runBench(int argc, char** argv);
 int runInfo(int argc, char** argv);
 int runChat(int argc, char** argv);
+int runTemplate(int argc, char** argv);
 int runSynth(int argc, char** argv);  // cmd_synth.cpp
 
 // Shared by the subcommands: the options every one that loads a model takes.

@@ -26,7 +26,9 @@ constexpr Command kCommands[] = {
     {"info", kestrel::cli::runInfo, "info -m FILE   architecture, hyperparameters, tensor types, memory"},
     {"synth", kestrel::cli::runSynth, "synth -o FILE --shape llama3-8b|llama2-7b|llama3-70b|smollm2-135m [--type q4_0] [--layers N] [--seed S]   random-weight GGUF"},
     {"chat", kestrel::cli::runChat,
-     "chat [-m FILE] [--system TEXT] [--temp T] [--seed S] [--threads K] [-n N]   terminal chat"},
+     "chat [-m FILE] [--system TEXT] [--template FILE] [--temp T] [--seed S] [--threads K] [-n N]   terminal chat"},
+    {"template", kestrel::cli::runTemplate,
+     "template -m FILE --messages FILE.json [--template FILE] [--tokens]   print the rendered chat prompt"},
 };
 
 int printUsage(FILE* out) {

@@ -7,6 +7,7 @@
 // characters, and never as part of a stop string.
 #include "model_impl.h"
 #include "model_runner.h"
+#include "reasoning_splitter.h"
 #include "sampler.h"
 #include "stop_matcher.h"
 
@@ -151,14 +152,32 @@ Result<GenerateResult> Session::generate(std::span<const TokenId> prompt, const 
     std::optional<StreamDecoder> decoder;
     if (tokenizer) decoder.emplace(*tokenizer);
     StopMatcher stops(params.stopStrings);
+    ReasoningSplitter reasoning(params.startsInReasoning);
     std::vector<TokenId> history(prompt.begin(), prompt.end());  // penalties see prompt + reply
 
+    // Shown text goes through the stop matcher, then the reasoning splitter;
+    // each token gets exactly one callback.
+    std::string answerPiece, reasoningPiece;
+    auto route = [&](const std::string& shown, bool final) {
+        answerPiece.clear();
+        reasoningPiece.clear();
+        if (!params.splitReasoning) {
+            answerPiece = shown;
+        } else {
+            auto segments = reasoning.push(shown);
+            if (final)
+                for (auto& seg : reasoning.flush()) segments.push_back(std::move(seg));
+            for (const auto& seg : segments) (seg.kind == TextKind::Reasoning ? reasoningPiece : answerPiece) += seg.text;
+        }
+        result.text += answerPiece;
+        result.reasoning += reasoningPiece;
+    };
     bool stoppedByString = false;
     auto emit = [&](TokenId token, const std::string& text) -> bool {
         auto out = stops.push(text);
-        result.text += out.text;
         stoppedByString = out.stopped;
-        const bool keepGoing = !onPiece || onPiece(Piece{token, out.text});
+        route(out.text, out.stopped);
+        const bool keepGoing = !onPiece || onPiece(Piece{token, answerPiece, reasoningPiece});
         return keepGoing && !out.stopped;
     };
 
@@ -194,15 +213,14 @@ Result<GenerateResult> Session::generate(std::span<const TokenId> prompt, const 
     if (!result.tokens.empty()) result.decodeMs = msSince(decodeStart);
 
     if (!stoppedByString) {
-        // What the decoder and the stop matcher still hold belongs to the reply.
+        // What the decoder, the stop matcher and the splitter still hold belongs to the reply.
         std::string rest = decoder ? decoder->flush() : std::string();
         auto out = stops.push(rest);
         std::string tail = out.text + (out.stopped ? std::string() : stops.flush());
         if (out.stopped) result.reason = StopReason::StopString;
-        if (!tail.empty()) {
-            result.text += tail;
-            if (onPiece) onPiece(Piece{-1, tail});
-        }
+        route(tail, true);
+        if (onPiece && (!answerPiece.empty() || !reasoningPiece.empty()))
+            onPiece(Piece{-1, answerPiece, reasoningPiece});
     }
     return result;
 }

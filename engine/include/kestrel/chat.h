@@ -1,31 +1,96 @@
-// Conversations as token prompts.
+// Conversations as token prompts, through the model's own chat template.
 //
-// Until the Jinja chat-template interpreter lands, every model is prompted in
-// ChatML (<|im_start|>role\ncontent<|im_end|>\n), which SmolLM2, Qwen and many
-// fine-tunes were trained on. Message content is tokenized with special-token
-// parsing off, so a user who types "<|im_end|>" gets those characters, not the
-// control token.
+// A GGUF carries its Jinja chat template in `tokenizer.chat_template`;
+// ChatFormatter renders it exactly as Hugging Face transformers does (see
+// engine/template/chat_template.h) and tokenizes the result. Message content
+// is tokenized with special-token parsing off, so a user who types
+// "<|im_end|>" gets those characters, not the control token; only the
+// template's own text can produce control tokens.
+//
+// No template, or one that does not parse or render: the documented fallback
+// is ChatML (<|im_start|>role\ncontent<|im_end|>\n), with a warning the app
+// shows. A per-model override replaces the file's template.
+//
+// Thread-safety: a ChatFormatter is immutable after construction.
 #pragma once
 
 #include "kestrel/engine.h"
 
+#include <memory>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kestrel {
 
 struct ChatMessage {
-    std::string role;  // "system", "user", "assistant", "tool"
+    std::string role;           // "system", "user", "assistant", "tool"
     std::string content;
+    std::string reasoning;      // an assistant turn's <think> text, passed as reasoning_content
+    std::string toolCallsJson;  // JSON array of tool calls (OpenAI shape), or empty
+    std::string toolCallId;     // for role "tool"
+    std::string name;           // for role "tool": the function's name
 };
 
-// The prompt for `messages`; with addGenerationPrompt, ends with the opening
-// of an assistant turn so the model's reply follows.
+struct ChatPromptOptions {
+    bool addGenerationPrompt = true;
+    std::string toolsJson;  // JSON array of tool schemas, or empty
+    // Extra template variables as JSON values, e.g. {"enable_thinking", "false"}.
+    std::vector<std::pair<std::string, std::string>> extraJson;
+};
+
+struct ChatPrompt {
+    std::string text;              // the rendered prompt
+    std::vector<TokenId> tokens;
+    bool startsInReasoning = false;  // the prompt opens a <think> block the reply continues
+};
+
+class ChatFormatter {
+public:
+    // Parses the template once: `templateOverride` if not empty, else the
+    // model's. Never fails: a missing or broken template selects the ChatML
+    // fallback and sets warning().
+    explicit ChatFormatter(const Model& model, const std::string& templateOverride = {});
+    ~ChatFormatter();
+    ChatFormatter(ChatFormatter&&) noexcept;
+    ChatFormatter& operator=(ChatFormatter&&) noexcept;
+
+    // Renders and tokenizes. A template that fails at render time (for
+    // example raise_exception on a role it does not know) is an error naming
+    // the template's message; it is not silently replaced.
+    Result<ChatPrompt> format(const std::vector<ChatMessage>& messages, const ChatPromptOptions& options = {}) const;
+    // Only the rendered text (kestrel-cli template).
+    Result<std::string> render(const std::vector<ChatMessage>& messages, const ChatPromptOptions& options = {}) const;
+    // The same from a JSON request: {"messages": [...], "tools": [...], "add_generation_prompt": bool, ...}.
+    Result<std::string> renderJson(std::string_view requestJson) const;
+
+    bool usesFallback() const;
+    const std::string& warning() const;  // empty when the model's template is used
+    // Strings that end an assistant turn in this format (besides the model's end-of-generation tokens).
+    std::vector<std::string> stopStrings() const;
+
+    struct Impl;
+
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+// Convenience for simple callers: the model's own template (or the fallback)
+// for `messages`; a template that fails to render falls back to ChatML.
 std::vector<TokenId> buildChatPrompt(const Model& model, const std::vector<ChatMessage>& messages,
                                      bool addGenerationPrompt);
-
-// Stop strings that end an assistant turn in the fallback format, for models
-// whose vocabulary lacks the control token.
+// The stop strings of the ChatML fallback.
 std::vector<std::string> chatStopStrings();
+
+// How a new prompt relates to the tokens a session already holds: whether it
+// extends them (the KV of every earlier turn is reused) or the template
+// rewrote history (for example dropping earlier reasoning), in which case
+// reuse falls back to the longest common prefix.
+struct PromptReuse {
+    size_t commonPrefix = 0;
+    bool extendsPrevious = true;
+};
+PromptReuse comparePrompts(std::span<const TokenId> previous, std::span<const TokenId> next);
 
 }  // namespace kestrel

@@ -89,14 +89,21 @@ struct GenerateParams {
     int32_t maxTokens = 512;                // < 0: until the context is full
     std::vector<std::string> stopStrings;   // never shown; generation ends before them
     bool ignoreEndOfGeneration = false;     // benchmarks: keep going past EOS
+    // Text between <think> and </think> comes out as Piece::reasoning instead
+    // of Piece::text; startsInReasoning when the prompt already opened the block
+    // (ChatPrompt::startsInReasoning).
+    bool splitReasoning = true;
+    bool startsInReasoning = false;
 };
 
-// One streamed piece: the token and the complete UTF-8 text it finished
-// (possibly empty when a character spans tokens or text is held back for a
-// stop string).
+// One streamed piece per token: the token and the complete UTF-8 text it
+// finished, as answer text and reasoning text (either may be empty when a
+// character spans tokens or text is held back for a stop string or a tag).
+// The last call after generation ends may carry token -1 with held-back text.
 struct Piece {
     TokenId token = -1;
     std::string_view text;
+    std::string_view reasoning;
 };
 // Return false to stop generation (StopReason::Callback).
 using PieceCallback = std::function<bool(const Piece&)>;
@@ -106,7 +113,8 @@ const char* stopReasonName(StopReason reason);
 
 struct GenerateResult {
     StopReason reason = StopReason::MaxTokens;
-    std::string text;             // the reply, stop string excluded
+    std::string text;             // the reply's answer, stop string excluded
+    std::string reasoning;        // the reply's <think> text, tags excluded
     std::vector<TokenId> tokens;  // the reply's tokens (the EOS/EOT token excluded)
     int32_t promptTokens = 0;
     int32_t reusedTokens = 0;     // prompt tokens whose KV was already in the session
