@@ -50,7 +50,7 @@ Rectangle {
             Layout.fillHeight: true
             clip: true
             model: Chat.messages
-            spacing: 12
+            spacing: 22
             topMargin: 24
             bottomMargin: 24
             activeFocusOnTab: true

@@ -36,27 +36,53 @@ Item {
         anchors.horizontalCenter: parent.horizontalCenter
         spacing: 6
 
-        // user message
-        Rectangle {
+        // user message: the bubble on the right, its actions beside it on hover
+        RowLayout {
             visible: root.isUser && !root.editing
-            Layout.alignment: Qt.AlignRight
-            Layout.maximumWidth: column.width * 0.8
-            implicitWidth: userText.implicitWidth + 28
-            implicitHeight: userText.implicitHeight + 20
-            radius: 16
-            color: Theme.userBubble
-            TextEdit {
-                id: userText
-                x: 14; y: 10
-                width: Math.min(implicitWidth, column.width * 0.8 - 28)
-                text: root.content
-                readOnly: true
-                selectByMouse: true
-                wrapMode: TextEdit.Wrap
-                color: Theme.text
-                font.pixelSize: Theme.fontSize
-                selectionColor: Theme.accent
-                selectedTextColor: Theme.accentText
+            Layout.fillWidth: true
+            spacing: 2
+            Item { Layout.fillWidth: true }
+            BranchSwitcher {
+                visible: root.siblingCount > 1
+                index: root.siblingIndex
+                count: root.siblingCount
+                onMove: (delta) => Chat.switchBranch(root.messageId, delta)
+            }
+            IconButton {
+                size: 28
+                opacity: hover.hovered || activeFocus ? 1 : 0
+                iconName: "copy"
+                tip: qsTr("Copy")
+                onClicked: Chat.copyText(root.content)
+            }
+            IconButton {
+                size: 28
+                opacity: hover.hovered || activeFocus ? 1 : 0
+                iconName: "edit"
+                tip: qsTr("Edit")
+                enabled: !Chat.generating
+                onClicked: root.editing = true
+            }
+            Rectangle {
+                Layout.leftMargin: 4
+                Layout.maximumWidth: column.width * 0.75
+                implicitWidth: userText.implicitWidth + 28
+                implicitHeight: userText.implicitHeight + 20
+                radius: 16
+                color: Theme.userBubble
+                TextEdit {
+                    id: userText
+                    x: 14; y: 10
+                    width: Math.min(implicitWidth, column.width * 0.75 - 28)
+                    text: root.content
+                    readOnly: true
+                    selectByMouse: true
+                    wrapMode: TextEdit.Wrap
+                    color: Theme.text
+                    font.pixelSize: Theme.fontSize
+                    selectionColor: Theme.accent
+                    selectedTextColor: Theme.accentText
+                }
             }
         }
         MessageEditor {
@@ -90,10 +116,9 @@ Item {
 
         // actions
         RowLayout {
-            Layout.alignment: root.isUser ? Qt.AlignRight : Qt.AlignLeft
             spacing: 2
             opacity: hover.hovered || root.isLast || root.siblingCount > 1 || root.activeFocus ? 1 : 0
-            visible: !root.editing && !root.streaming
+            visible: !root.isUser && !root.streaming
             BranchSwitcher {
                 visible: root.siblingCount > 1
                 index: root.siblingIndex
@@ -101,21 +126,13 @@ Item {
                 onMove: (delta) => Chat.switchBranch(root.messageId, delta)
             }
             IconButton {
-                size: root.isUser ? 24 : 28
+                size: 28
                 iconName: "copy"
                 tip: qsTr("Copy")
                 onClicked: Chat.copyText(root.content)
             }
             IconButton {
-                visible: root.isUser
-                size: 24
-                iconName: "edit"
-                tip: qsTr("Edit")
-                enabled: !Chat.generating
-                onClicked: root.editing = true
-            }
-            IconButton {
-                visible: !root.isUser && root.isLast
+                visible: root.isLast
                 size: 28
                 iconName: "refresh"
                 tip: qsTr("Regenerate")

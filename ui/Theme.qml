@@ -47,5 +47,6 @@ QtObject {
     readonly property int fontSize: 14
     readonly property int fontSizeSmall: 12
     readonly property int fontSizeLarge: 17
-    readonly property string monoFamily: "DejaVu Sans Mono, Noto Sans Mono, monospace"
+    // fontconfig resolves the generic name to the installed monospace face.
+    readonly property string monoFamily: "monospace"
 }
