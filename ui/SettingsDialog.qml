@@ -24,7 +24,10 @@ Dialog {
     focus: true
     padding: 0
     title: qsTr("Settings")
-    onAboutToShow: AppSettings.revert()
+    onAboutToShow: {
+        AppSettings.revert()
+        if (reason.length > 0) AppSettings.validate()  // mark what is wrong right away
+    }
     onAccepted: reason = ""
     onRejected: AppSettings.revert()
 

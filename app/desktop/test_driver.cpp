@@ -62,6 +62,10 @@ void TestDriver::finish(bool ok) {
 }
 
 void TestDriver::run() {
+    if (scenario_ == QLatin1String("first-run")) {
+        finish(runFirstRun());
+        return;
+    }
     const bool ready = waitFor([this] { return chat_->modelState() != QLatin1String("loading") &&
                                                chat_->modelState() != QLatin1String("none"); }, 120000);
     result_.insert(QStringLiteral("modelState"), chat_->modelState());
@@ -134,6 +138,20 @@ bool TestDriver::runChat() {
     screenshot(QStringLiteral("settings-dialog"));
     QMetaObject::invokeMethod(window_, "closeSettings");
     return !result_.contains(QStringLiteral("failed"));
+}
+
+bool TestDriver::runFirstRun() {
+    // No model where the set-up puts it: the settings dialog must open by
+    // itself and say why.
+    QObject* dialog = window_->findChild<QObject*>(QStringLiteral("settingsDialog"));
+    if (!check(dialog != nullptr, QStringLiteral("no settings dialog in the window"))) return false;
+    const bool opened = waitFor([dialog] { return dialog->property("opened").toBool(); }, 10000);
+    result_.insert(QStringLiteral("settingsOpened"), opened);
+    result_.insert(QStringLiteral("reason"), dialog->property("reason").toString());
+    result_.insert(QStringLiteral("modelState"), chat_->modelState());
+    screenshot(QStringLiteral("first-run"));
+    return check(opened, QStringLiteral("the settings dialog did not open")) &&
+           check(!dialog->property("reason").toString().isEmpty(), QStringLiteral("the dialog does not say why"));
 }
 
 bool TestDriver::runReopen() {

@@ -1,5 +1,5 @@
 // TestDriver: scripted end-to-end scenarios run inside the real app, for
-// tests/app/desktop/tst_end_to_end (KESTREL_TEST_SCENARIO=chat|reopen).
+// tests/app/desktop/tst_end_to_end (KESTREL_TEST_SCENARIO=chat|reopen|first-run).
 //
 // It drives the same ChatController and window the user does, waits with a
 // nested event loop (acceptable in a test hook, never used otherwise), saves
@@ -32,6 +32,7 @@ private:
     void run();
     bool runChat();
     bool runReopen();
+    bool runFirstRun();
     bool waitFor(const std::function<bool()>& done, int timeoutMs);
     void screenshot(const QString& name);
     bool check(bool ok, const QString& what);

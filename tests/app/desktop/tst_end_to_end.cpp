@@ -16,14 +16,14 @@ class TestEndToEnd : public QObject {
     Q_OBJECT
     QTemporaryDir home_;
 
-    QJsonObject runApp(const QString& scenario) {
+    QJsonObject runApp(const QString& scenario, const QString& modelsDir = kestrel::test::modelsDir()) {
         const QString result = home_.filePath(scenario + ".json");
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert("HOME", home_.path());
         env.insert("XDG_DATA_HOME", home_.filePath("data"));
         env.insert("XDG_CONFIG_HOME", home_.filePath("config"));
         env.insert("XDG_RUNTIME_DIR", home_.filePath("runtime"));
-        env.insert("KESTREL_MODELS_DIR", kestrel::test::modelsDir());
+        env.insert("KESTREL_MODELS_DIR", modelsDir);
         env.insert("QT_QPA_PLATFORM", "offscreen");
         env.insert("QT_QUICK_BACKEND", "software");
         env.insert("LANG", "en_US.UTF-8");
@@ -58,6 +58,18 @@ private slots:
     void initTestCase() {
         KESTREL_REQUIRE_MODEL(kestrel::test::smollm2Path());
         QVERIFY(home_.isValid());
+    }
+    // Each scenario's settings and database live under home_, shared in order:
+    // first-run (no model), chat, then reopen.
+
+    void firstRunWithoutModelOpensSettings() {
+        QTemporaryDir empty;
+        const QJsonObject r = runApp("first-run", empty.path());
+        QVERIFY2(r.value("ok").toBool(), qPrintable(r.value("failed").toString() + r.value("log").toString()));
+        QVERIFY(r.value("settingsOpened").toBool());
+        QVERIFY2(r.value("reason").toString().contains("SmolLM2-135M-Instruct.Q4_1.gguf"), qPrintable(r.value("reason").toString()));
+        QCOMPARE(r.value("modelState").toString(), QString("none"));
+        // Nothing was written as the user's model choice: the next start still looks for the default.
     }
 
     void chatStopExport() {
