@@ -6,7 +6,9 @@ namespace {
 
 constexpr int kAttnWarps = 4;
 constexpr int kMaxGroup = 8;
-constexpr int kSplitQuantum = 32;
+// Small ranges: at short depth the keys are few, and more blocks each walking
+// fewer keys beat a few blocks walking them serially.
+constexpr int kSplitQuantum = 16;
 
 struct Range {
     int64_t first, len, splitLen, active;
@@ -62,6 +64,8 @@ template <int EPL>
 __global__ void __launch_bounds__(kAttnWarps * 32)
     attnSplitKernel(const float* __restrict__ q, const int32_t* __restrict__ positions, KvDev kv, AttentionDev p,
                     float* __restrict__ scratchO, float2* __restrict__ scratchML) {
+    pdlWait();
+    pdlTrigger();
     const int t = blockIdx.z, split = blockIdx.y;
     const int group = p.heads / p.kvHeads;
     const int chunks = (group + kMaxGroup - 1) / kMaxGroup;
@@ -161,6 +165,8 @@ __global__ void __launch_bounds__(kAttnWarps * 32)
 
 __global__ void attnCombineKernel(const int32_t* __restrict__ positions, AttentionDev p, const float* __restrict__ scratchO,
                                   const float2* __restrict__ scratchML, float* __restrict__ out, int8_t* q8, float2* q8meta) {
+    pdlWait();
+    pdlTrigger();
     const int h = blockIdx.x, t = blockIdx.y;
     const Range r = visibleRange(positions[t], p);
     const int d = p.headDim;
@@ -173,6 +179,7 @@ __global__ void attnCombineKernel(const int32_t* __restrict__ positions, Attenti
         float v = 0.0f;
         if (c < d) {
             float ll = 0.0f, o = 0.0f;
+#pragma unroll 8
             for (int s = 0; s < r.active; ++s) {
                 const float2 ml = scratchML[slot0 + s];
                 const float f = __expf(ml.x - mm);
@@ -209,13 +216,13 @@ void launchAttention(const float* q, int64_t tokens, const int32_t* positions, K
                     static_cast<unsigned>(tokens));
     float* scratchO = scratch;
     auto* scratchML = reinterpret_cast<float2*>(scratch + tokens * p.heads * p.maxSplits * p.headDim);
-    if (p.headDim <= 32) attnSplitKernel<1><<<grid, kAttnWarps * 32, 0, stream>>>(q, positions, kv, p, scratchO, scratchML);
-    else if (p.headDim <= 64) attnSplitKernel<2><<<grid, kAttnWarps * 32, 0, stream>>>(q, positions, kv, p, scratchO, scratchML);
-    else if (p.headDim <= 128) attnSplitKernel<4><<<grid, kAttnWarps * 32, 0, stream>>>(q, positions, kv, p, scratchO, scratchML);
-    else attnSplitKernel<8><<<grid, kAttnWarps * 32, 0, stream>>>(q, positions, kv, p, scratchO, scratchML);
+    if (p.headDim <= 32) launchK(attnSplitKernel<1>, grid, dim3(kAttnWarps * 32), stream, q, positions, kv, p, scratchO, scratchML);
+    else if (p.headDim <= 64) launchK(attnSplitKernel<2>, grid, dim3(kAttnWarps * 32), stream, q, positions, kv, p, scratchO, scratchML);
+    else if (p.headDim <= 128) launchK(attnSplitKernel<4>, grid, dim3(kAttnWarps * 32), stream, q, positions, kv, p, scratchO, scratchML);
+    else launchK(attnSplitKernel<8>, grid, dim3(kAttnWarps * 32), stream, q, positions, kv, p, scratchO, scratchML);
     if (p.headDim % 32 != 0) q8 = nullptr;
-    attnCombineKernel<<<dim3(static_cast<unsigned>(p.heads), static_cast<unsigned>(tokens)), 128, 0, stream>>>(
-        positions, p, scratchO, scratchML, out, q8, q8meta);
+    launchK(attnCombineKernel, dim3(static_cast<unsigned>(p.heads), static_cast<unsigned>(tokens)), dim3(128), stream,
+            positions, p, scratchO, scratchML, out, q8, q8meta);
 }
 
 }  // namespace kestrel::cuda

@@ -5,6 +5,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <utility>
 
 namespace kestrel::cuda {
 
@@ -23,6 +25,45 @@ __device__ __forceinline__ float warpMax(float v) {
 }
 
 __device__ __forceinline__ float halfBits(uint16_t h) { return __half2float(__ushort_as_half(h)); }
+
+// Programmatic dependent launch (KESTREL_CUDA_PDL=1): a kernel may start while
+// the one before it drains; everything that reads the previous kernel's output
+// sits after pdlWait(). Weight loads (constant during a step) may come before.
+// Without the launch attribute both instructions are no-ops.
+__device__ __forceinline__ void pdlWait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdlTrigger() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+inline bool pdlEnabled() {
+    static const bool on = [] {
+        const char* v = std::getenv("KESTREL_CUDA_PDL");
+        return v && v[0] == '1';
+    }();
+    return on;
+}
+
+// Every kernel of this library launches through here so that PDL is one switch.
+template <typename... KArgs, typename... Args>
+inline void launchK(void (*kernel)(KArgs...), dim3 grid, dim3 block, cudaStream_t s, Args&&... args) {
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = 0;
+    cfg.stream = s;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = pdlEnabled() ? 1 : 0;
+    cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
+}
 
 inline unsigned ceilDiv(int64_t a, int64_t b) { return static_cast<unsigned>((a + b - 1) / b); }
 

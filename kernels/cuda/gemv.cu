@@ -38,12 +38,17 @@ __device__ __forceinline__ int dotQ8(uint4 w0, uint4 w1, int4 a0, int4 a1) {
     return s;
 }
 
+template <DevFormat F, int NT, int M>
+__device__ __forceinline__ void rowDotInt(const DevMatrix& wa, const DevMatrix& wb, int64_t r, Q8Act xq, int64_t t0,
+                                          int ntok, int lane, float (*acc)[NT]);
+
 // acc[t] += row r of W . x[t0 + t], partial per lane (reduced by the caller).
 template <DevFormat F, int NT>
 __device__ __forceinline__ void rowDot(const DevMatrix& w, int64_t r, const float* __restrict__ x, Q8Act xq,
                                        int64_t t0, int ntok, int lane, float (&acc)[NT]) {
     const int64_t cols = w.cols;
     if constexpr (F == DevFormat::F16) {
+        pdlWait();
         const __half* wr = static_cast<const __half*>(w.qs) + r * cols;
         if ((cols & 7) == 0) {
             for (int64_t c = lane * 8; c < cols; c += 256) {
@@ -75,54 +80,76 @@ __device__ __forceinline__ void rowDot(const DevMatrix& w, int64_t r, const floa
             }
         }
     } else {
-        const int64_t nb = cols / 32;
-        // Chunks of 4 blocks per lane: all weight loads of a chunk are issued
-        // before the first is used, so a warp keeps 4 x 512 bytes in flight.
-        constexpr int kChunk = 4;
-        for (int64_t b0 = lane; b0 < nb; b0 += 32 * kChunk) {
-            uint4 w0[kChunk], w1[kChunk];
-            float d[kChunk], m[kChunk];
+        rowDotInt<F, NT, 1>(w, w, r, xq, t0, ntok, lane, &acc);
+    }
+}
+
+// Integer formats, M (1 or 2) matrices of equal shape sharing the activation:
+// all weight loads of a chunk (for every matrix) are issued before the first is
+// used, so a warp keeps M x 4 x 512 bytes in flight. The first chunk's weight
+// loads are issued before pdlWait(): weights do not depend on the previous kernel.
+template <DevFormat F, int NT, int M>
+__device__ __forceinline__ void rowDotInt(const DevMatrix& wa, const DevMatrix& wb, int64_t r, Q8Act xq, int64_t t0,
+                                          int ntok, int lane, float (*acc)[NT]) {
+    const int64_t cols = wa.cols;
+    const int64_t nb = cols / 32;
+    constexpr int kChunk = 4;
+    bool waited = false;
+    for (int64_t b0 = lane; b0 < nb || !waited; b0 += 32 * kChunk) {
+        uint4 w0[M][kChunk], w1[M][kChunk];
+        float d[M][kChunk], m[M][kChunk];
+#pragma unroll
+        for (int mi = 0; mi < M; ++mi) {
+            const DevMatrix& w = mi == 0 ? wa : wb;
 #pragma unroll
             for (int u = 0; u < kChunk; ++u) {
                 const int64_t b = b0 + 32 * u;
-                w1[u] = make_uint4(0, 0, 0, 0);
-                m[u] = 0.0f;
-                d[u] = 0.0f;
-                w0[u] = make_uint4(0, 0, 0, 0);
+                w1[mi][u] = make_uint4(0, 0, 0, 0);
+                w0[mi][u] = make_uint4(0, 0, 0, 0);
+                m[mi][u] = 0.0f;
+                d[mi][u] = 0.0f;
                 if (b < nb) {
                     if constexpr (F == DevFormat::Q8_0) {
                         const uint4* p = static_cast<const uint4*>(w.qs) + (r * nb + b) * 2;
-                        w0[u] = __ldg(p);
-                        w1[u] = __ldg(p + 1);
-                        d[u] = __half2float(static_cast<const __half*>(w.scales)[r * nb + b]);
+                        w0[mi][u] = __ldg(p);
+                        w1[mi][u] = __ldg(p + 1);
+                        d[mi][u] = __half2float(static_cast<const __half*>(w.scales)[r * nb + b]);
                     } else {
-                        w0[u] = __ldg(static_cast<const uint4*>(w.qs) + r * nb + b);
+                        w0[mi][u] = __ldg(static_cast<const uint4*>(w.qs) + r * nb + b);
                         if constexpr (F == DevFormat::Q4_1) {
                             const float2 dm = __half22float2(static_cast<const __half2*>(w.scales)[r * nb + b]);
-                            d[u] = dm.x;
-                            m[u] = dm.y;
+                            d[mi][u] = dm.x;
+                            m[mi][u] = dm.y;
                         } else {
-                            d[u] = __half2float(static_cast<const __half*>(w.scales)[r * nb + b]);
+                            d[mi][u] = __half2float(static_cast<const __half*>(w.scales)[r * nb + b]);
                         }
                     }
                 }
             }
+        }
+        if (!waited) {
+            pdlWait();
+            waited = true;
+            if (b0 >= nb) break;
+        }
 #pragma unroll
-            for (int u = 0; u < kChunk; ++u) {
-                const int64_t b = b0 + 32 * u;
-                if (b >= nb) break;
+        for (int u = 0; u < kChunk; ++u) {
+            const int64_t b = b0 + 32 * u;
+            if (b >= nb) break;
 #pragma unroll
-                for (int t = 0; t < NT; ++t) {
-                    if (t < ntok) {
-                        const int4* ap = reinterpret_cast<const int4*>(xq.q + (t0 + t) * cols + b * 32);
-                        const int4 a0 = ap[0], a1 = ap[1];
-                        const float2 am = xq.meta[(t0 + t) * nb + b];
+            for (int t = 0; t < NT; ++t) {
+                if (t < ntok) {
+                    const int4* ap = reinterpret_cast<const int4*>(xq.q + (t0 + t) * cols + b * 32);
+                    const int4 a0 = ap[0], a1 = ap[1];
+                    const float2 am = xq.meta[(t0 + t) * nb + b];
+#pragma unroll
+                    for (int mi = 0; mi < M; ++mi) {
                         if constexpr (F == DevFormat::Q4_0) {
-                            acc[t] += d[u] * (am.x * static_cast<float>(dotQ4(w0[u], a0, a1)) - 8.0f * am.y);
+                            acc[mi][t] += d[mi][u] * (am.x * static_cast<float>(dotQ4(w0[mi][u], a0, a1)) - 8.0f * am.y);
                         } else if constexpr (F == DevFormat::Q4_1) {
-                            acc[t] += d[u] * am.x * static_cast<float>(dotQ4(w0[u], a0, a1)) + m[u] * am.y;
+                            acc[mi][t] += d[mi][u] * am.x * static_cast<float>(dotQ4(w0[mi][u], a0, a1)) + m[mi][u] * am.y;
                         } else {
-                            acc[t] += d[u] * am.x * static_cast<float>(dotQ8(w0[u], w1[u], a0, a1));
+                            acc[mi][t] += d[mi][u] * am.x * static_cast<float>(dotQ8(w0[mi][u], w1[mi][u], a0, a1));
                         }
                     }
                 }
@@ -144,6 +171,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     int j = 0;
     while (j < jobs.count && row >= jobs.j[j].w.rows) row -= jobs.j[j++].w.rows;
     if (j >= jobs.count) return;
+    pdlTrigger();
     const GemvJob& job = jobs.j[j];
     const int64_t t0 = static_cast<int64_t>(blockIdx.y) * NT;
     const int ntok = static_cast<int>(tokens - t0 < NT ? tokens - t0 : NT);
@@ -176,8 +204,21 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     float ag[NT], au[NT];
 #pragma unroll
     for (int t = 0; t < NT; ++t) ag[t] = au[t] = 0.0f;
-    rowDot<F, NT>(gate, row, x, xq, t0, ntok, lane, ag);
-    rowDot<F, NT>(up, row, x, xq, t0, ntok, lane, au);
+    pdlTrigger();
+    if constexpr (F == DevFormat::F16) {
+        rowDot<F, NT>(gate, row, x, xq, t0, ntok, lane, ag);
+        rowDot<F, NT>(up, row, x, xq, t0, ntok, lane, au);
+    } else {
+        float both[2][NT];
+#pragma unroll
+        for (int t = 0; t < NT; ++t) both[0][t] = both[1][t] = 0.0f;
+        rowDotInt<F, NT, 2>(gate, up, row, xq, t0, ntok, lane, both);
+#pragma unroll
+        for (int t = 0; t < NT; ++t) {
+            ag[t] = both[0][t];
+            au[t] = both[1][t];
+        }
+    }
 #pragma unroll
     for (int t = 0; t < NT; ++t) {
         const float g = warpSum(ag[t]);
@@ -195,10 +236,10 @@ template <int NT>
 void gemvDispatchNT(const Jobs& jobs, int64_t totalRows, const float* x, Q8Act xq, int64_t tokens, cudaStream_t s) {
     const dim3 grid(ceilDiv(totalRows, kWarpsPerBlock), ceilDiv(tokens, NT));
     switch (jobs.j[0].w.format) {
-    case DevFormat::Q4_0: gemvKernel<DevFormat::Q4_0, NT><<<grid, kWarpsPerBlock * 32, 0, s>>>(jobs, x, xq, tokens); break;
-    case DevFormat::Q4_1: gemvKernel<DevFormat::Q4_1, NT><<<grid, kWarpsPerBlock * 32, 0, s>>>(jobs, x, xq, tokens); break;
-    case DevFormat::Q8_0: gemvKernel<DevFormat::Q8_0, NT><<<grid, kWarpsPerBlock * 32, 0, s>>>(jobs, x, xq, tokens); break;
-    case DevFormat::F16: gemvKernel<DevFormat::F16, NT><<<grid, kWarpsPerBlock * 32, 0, s>>>(jobs, x, xq, tokens); break;
+    case DevFormat::Q4_0: launchK(gemvKernel<DevFormat::Q4_0, NT>, grid, dim3(kWarpsPerBlock * 32), s, jobs, x, xq, tokens); break;
+    case DevFormat::Q4_1: launchK(gemvKernel<DevFormat::Q4_1, NT>, grid, dim3(kWarpsPerBlock * 32), s, jobs, x, xq, tokens); break;
+    case DevFormat::Q8_0: launchK(gemvKernel<DevFormat::Q8_0, NT>, grid, dim3(kWarpsPerBlock * 32), s, jobs, x, xq, tokens); break;
+    case DevFormat::F16: launchK(gemvKernel<DevFormat::F16, NT>, grid, dim3(kWarpsPerBlock * 32), s, jobs, x, xq, tokens); break;
     }
 }
 
@@ -207,53 +248,42 @@ void gluDispatchNT(const DevMatrix& g, const DevMatrix& u, const float* x, Q8Act
                    float* uo, float* out, GluAct act, cudaStream_t s) {
     const dim3 grid(ceilDiv(g.rows, kWarpsPerBlock), ceilDiv(tokens, NT));
     switch (g.format) {
-    case DevFormat::Q4_0: gemvGluKernel<DevFormat::Q4_0, NT><<<grid, kWarpsPerBlock * 32, 0, s>>>(g, u, x, xq, tokens, go, uo, out, act); break;
-    case DevFormat::Q4_1: gemvGluKernel<DevFormat::Q4_1, NT><<<grid, kWarpsPerBlock * 32, 0, s>>>(g, u, x, xq, tokens, go, uo, out, act); break;
-    case DevFormat::Q8_0: gemvGluKernel<DevFormat::Q8_0, NT><<<grid, kWarpsPerBlock * 32, 0, s>>>(g, u, x, xq, tokens, go, uo, out, act); break;
-    case DevFormat::F16: gemvGluKernel<DevFormat::F16, NT><<<grid, kWarpsPerBlock * 32, 0, s>>>(g, u, x, xq, tokens, go, uo, out, act); break;
+    case DevFormat::Q4_0: launchK(gemvGluKernel<DevFormat::Q4_0, NT>, grid, dim3(kWarpsPerBlock * 32), s, g, u, x, xq, tokens, go, uo, out, act); break;
+    case DevFormat::Q4_1: launchK(gemvGluKernel<DevFormat::Q4_1, NT>, grid, dim3(kWarpsPerBlock * 32), s, g, u, x, xq, tokens, go, uo, out, act); break;
+    case DevFormat::Q8_0: launchK(gemvGluKernel<DevFormat::Q8_0, NT>, grid, dim3(kWarpsPerBlock * 32), s, g, u, x, xq, tokens, go, uo, out, act); break;
+    case DevFormat::F16: launchK(gemvGluKernel<DevFormat::F16, NT>, grid, dim3(kWarpsPerBlock * 32), s, g, u, x, xq, tokens, go, uo, out, act); break;
     }
 }
 
-__global__ void quantizeQ8Kernel(const float* __restrict__ x, int64_t blocks, int64_t nbPerRow, int64_t cols,
-                                 int8_t* __restrict__ q, float2* __restrict__ meta) {
+// One thread per 4 values, 8 lanes per 32-block: a wide grid instead of one
+// thread walking a whole block (the vector is only tokens x cols floats).
+__global__ void quantizeQ8Kernel(const float* __restrict__ x, int64_t quads, int8_t* __restrict__ q,
+                                 float2* __restrict__ meta) {
+    pdlWait();
+    pdlTrigger();
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (i >= blocks) return;
-    const int64_t t = i / nbPerRow, b = i % nbPerRow;
-    const float4* src = reinterpret_cast<const float4*>(x + t * cols + b * 32);
-    float v[32];
-    float amax = 0.0f;
-#pragma unroll
-    for (int k = 0; k < 8; ++k) {
-        const float4 f = src[k];
-        v[4 * k] = f.x;
-        v[4 * k + 1] = f.y;
-        v[4 * k + 2] = f.z;
-        v[4 * k + 3] = f.w;
-    }
-#pragma unroll
-    for (int k = 0; k < 32; ++k) amax = fmaxf(amax, fabsf(v[k]));
+    const bool ok = i < quads;  // quads % 8 == 0: a whole 8-lane group is in or out
+    const float4 f = ok ? reinterpret_cast<const float4*>(x)[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    float amax = fmaxf(fmaxf(fabsf(f.x), fabsf(f.y)), fmaxf(fabsf(f.z), fabsf(f.w)));
+    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
+    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
+    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 4));
     const float d = amax / 127.0f;
     const float id = d > 0.0f ? 1.0f / d : 0.0f;
-    int sum = 0;
-    int packed[8];
-#pragma unroll
-    for (int k = 0; k < 8; ++k) {
-        int word = 0;
-#pragma unroll
-        for (int l = 0; l < 4; ++l) {
-            const int qv = __float2int_rn(v[4 * k + l] * id);
-            sum += qv;
-            word |= (qv & 0xff) << (8 * l);
-        }
-        packed[k] = word;
-    }
-    int4* dst = reinterpret_cast<int4*>(q + t * cols + b * 32);
-    dst[0] = make_int4(packed[0], packed[1], packed[2], packed[3]);
-    dst[1] = make_int4(packed[4], packed[5], packed[6], packed[7]);
-    meta[i] = make_float2(d, d * static_cast<float>(sum));
+    const int q0 = __float2int_rn(f.x * id), q1 = __float2int_rn(f.y * id);
+    const int q2 = __float2int_rn(f.z * id), q3 = __float2int_rn(f.w * id);
+    int sum = q0 + q1 + q2 + q3;
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 4);
+    if (!ok) return;
+    reinterpret_cast<int*>(q)[i] = (q0 & 0xff) | ((q1 & 0xff) << 8) | ((q2 & 0xff) << 16) | ((q3 & 0xff) << 24);
+    if ((threadIdx.x & 7) == 0) meta[i / 8] = make_float2(d, d * static_cast<float>(sum));
 }
 
 __global__ void embedKernel(DevMatrix table, const int32_t* __restrict__ ids, int64_t tokens, float* __restrict__ out) {
+    pdlWait();
+    pdlTrigger();
     const int64_t t = blockIdx.y;
     const int64_t id = ids[t];
     const int64_t cols = table.cols;
@@ -287,7 +317,8 @@ __global__ void embedKernel(DevMatrix table, const int32_t* __restrict__ ids, in
 void launchQuantizeQ8(const float* x, int64_t tokens, int64_t cols, int8_t* q, float2* meta, cudaStream_t stream) {
     const int64_t nb = cols / 32, blocks = tokens * nb;
     if (blocks == 0) return;
-    quantizeQ8Kernel<<<ceilDiv(blocks, 128), 128, 0, stream>>>(x, blocks, nb, cols, q, meta);
+    const int64_t quads = blocks * 8;  // rows are contiguous and cols % 32 == 0: one flat array
+    launchK(quantizeQ8Kernel, dim3(ceilDiv(quads, 256)), dim3(256), stream, x, quads, q, meta);
 }
 
 void launchGemv(const GemvJob* list, int count, const float* x, Q8Act xq, int64_t tokens, cudaStream_t stream) {
@@ -317,7 +348,7 @@ void launchGemvGlu(const DevMatrix& gate, const DevMatrix& up, const float* x, Q
 void launchEmbed(const DevMatrix& table, const int32_t* ids, int64_t tokens, float* out, cudaStream_t stream) {
     if (tokens <= 0) return;
     const dim3 grid(ceilDiv(table.cols, 256) < 64 ? ceilDiv(table.cols, 256) : 64, static_cast<unsigned>(tokens));
-    embedKernel<<<grid, 256, 0, stream>>>(table, ids, tokens, out);
+    launchK(embedKernel, grid, dim3(256), stream, table, ids, tokens, out);
 }
 
 }  // namespace kestrel::cuda

@@ -2,6 +2,8 @@
 #include "cuda_common.cuh"
 #include "ops.cuh"
 
+#include <algorithm>
+
 namespace kestrel::cuda {
 namespace {
 
@@ -19,6 +21,8 @@ constexpr int kNormThreads = 512;
 
 __global__ void rmsNormKernel(const float* x, const float* addB, float* sumOut, const float* __restrict__ gamma,
                               float eps, float* y, int64_t groupSize, int8_t* q8, float2* q8meta) {
+    pdlWait();
+    pdlTrigger();
     const int64_t g = blockIdx.x;
     const float* xr = x + g * groupSize;
     float ss = 0.0f;
@@ -64,6 +68,126 @@ __global__ void rmsNormKernel(const float* x, const float* addB, float* sumOut, 
     }
 }
 
+// One pass for rows that fit in registers: each thread holds CPT float4 of the
+// row, so x (and addB) are read once, the block reduces once, and the int8 form
+// is made from registers (8 lanes per 32-block, 3-step shuffles). Latency is one
+// load round plus one reduction instead of three passes over memory.
+template <int CPT>
+__global__ void __launch_bounds__(1024)
+    rmsNormRegKernel(const float* x, const float* addB, float* sumOut, const float* __restrict__ gamma, float eps,
+                     float* y, int64_t groupSize, int8_t* q8, float2* q8meta) {
+    pdlWait();
+    pdlTrigger();
+    const int64_t g = blockIdx.x;
+    const int nch = static_cast<int>(groupSize / 4);
+    const float4* xr = reinterpret_cast<const float4*>(x + g * groupSize);
+    const float4* br = addB ? reinterpret_cast<const float4*>(addB + g * groupSize) : nullptr;
+    float4 v[CPT];
+    float ss = 0.0f;
+#pragma unroll
+    for (int k = 0; k < CPT; ++k) {
+        const int c = k * blockDim.x + threadIdx.x;
+        v[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        if (c < nch) {
+            v[k] = xr[c];
+            if (br) {
+                const float4 b = br[c];
+                v[k].x += b.x;
+                v[k].y += b.y;
+                v[k].z += b.z;
+                v[k].w += b.w;
+            }
+        }
+        ss += v[k].x * v[k].x + v[k].y * v[k].y + v[k].z * v[k].z + v[k].w * v[k].w;
+    }
+    __shared__ float partial[32];
+    ss = warpSum(ss);
+    if ((threadIdx.x & 31) == 0) partial[threadIdx.x >> 5] = ss;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        float t = threadIdx.x < blockDim.x / 32 ? partial[threadIdx.x] : 0.0f;
+        t = warpSum(t);
+        if (threadIdx.x == 0) partial[0] = t;
+    }
+    __syncthreads();
+    const float inv = rsqrtf(partial[0] / static_cast<float>(groupSize) + eps);
+    const float4* gr = reinterpret_cast<const float4*>(gamma);
+    float4* yr = reinterpret_cast<float4*>(y + g * groupSize);
+    float4* sr = addB ? reinterpret_cast<float4*>(sumOut + g * groupSize) : nullptr;
+#pragma unroll
+    for (int k = 0; k < CPT; ++k) {
+        const int c = k * blockDim.x + threadIdx.x;
+        const bool ok = c < nch;
+        float4 o = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        if (ok) {
+            const float4 gm = gr[c];
+            o = make_float4(v[k].x * inv * gm.x, v[k].y * inv * gm.y, v[k].z * inv * gm.z, v[k].w * inv * gm.w);
+            if (sr) sr[c] = v[k];
+            yr[c] = o;
+        }
+        if (q8) {  // nch % 8 == 0 and blockDim % 32 == 0: an 8-lane group is one 32-block, all valid or not
+            float amax = fmaxf(fmaxf(fabsf(o.x), fabsf(o.y)), fmaxf(fabsf(o.z), fabsf(o.w)));
+            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
+            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
+            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 4));
+            const float d = amax / 127.0f;
+            const int q0 = __float2int_rn(d > 0.0f ? o.x / d : 0.0f);
+            const int q1 = __float2int_rn(d > 0.0f ? o.y / d : 0.0f);
+            const int q2 = __float2int_rn(d > 0.0f ? o.z / d : 0.0f);
+            const int q3 = __float2int_rn(d > 0.0f ? o.w / d : 0.0f);
+            int sum = q0 + q1 + q2 + q3;
+            sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+            sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+            sum += __shfl_xor_sync(0xffffffffu, sum, 4);
+            if (ok) {
+                const int word = (q0 & 0xff) | ((q1 & 0xff) << 8) | ((q2 & 0xff) << 16) | ((q3 & 0xff) << 24);
+                reinterpret_cast<int*>(q8 + g * groupSize)[c] = word;
+                if ((threadIdx.x & 7) == 0) q8meta[g * (groupSize / 32) + c / 8] = make_float2(d, d * static_cast<float>(sum));
+            }
+        }
+    }
+}
+
+// RoPE + KV write with one block per (head, token): thread e owns element e of
+// the head, so no block walks all heads serially. K heads go to the cache
+// rotated, and the same block copies the V head.
+__global__ void ropeStoreHeadKernel(float* q, int64_t qCols, float* k, const float* __restrict__ v, int64_t kvCols,
+                                    int headDim, const int32_t* __restrict__ positions, RopeDev r, KvDev kv) {
+    pdlWait();
+    pdlTrigger();
+    const int64_t t = blockIdx.y;
+    const int h = blockIdx.x;
+    const int qHeads = static_cast<int>(qCols / headDim);
+    const bool isK = h >= qHeads;
+    float* head = isK ? k + t * kvCols + static_cast<int64_t>(h - qHeads) * headDim : q + t * qCols + static_cast<int64_t>(h) * headDim;
+    const int e = threadIdx.x;
+    const int p = positions[t];
+    float out = 0.0f;
+    if (e < headDim) {
+        out = head[e];
+        const int pairs = r.dims / 2;
+        if (e < r.dims) {
+            const int i = r.neox ? e % pairs : e / 2;
+            const int i0 = r.neox ? i : 2 * i;
+            const int i1 = r.neox ? i + pairs : 2 * i + 1;
+            float s, c;
+            sincosf(static_cast<float>(p) * r.invFreq[i], &s, &c);
+            s *= r.mscale;
+            c *= r.mscale;
+            const float x0 = head[i0], x1 = head[i1];
+            out = e == i0 ? x0 * c - x1 * s : x0 * s + x1 * c;
+        }
+    }
+    __syncthreads();  // every thread has read its pair before any writes back
+    if (e >= headDim) return;
+    head[e] = out;
+    if (isK) {
+        const int64_t off = kvOffset(kv, p) + static_cast<int64_t>(h - qHeads) * headDim + e;
+        kvWrite(kv, kv.k, off, out);
+        kvWrite(kv, kv.v, off, v[t * kvCols + static_cast<int64_t>(h - qHeads) * headDim + e]);
+    }
+}
+
 __device__ __forceinline__ void rotatePair(float* head, int i, float pos, const RopeDev& r) {
     float s, c;
     sincosf(pos * r.invFreq[i], &s, &c);
@@ -78,6 +202,8 @@ __device__ __forceinline__ void rotatePair(float* head, int i, float pos, const 
 }
 
 __global__ void ropeKernel(float* x, int64_t cols, int headDim, const int32_t* __restrict__ positions, RopeDev r) {
+    pdlWait();
+    pdlTrigger();
     const int64_t row = blockIdx.x;
     const float pos = static_cast<float>(positions[row]);
     const int pairs = r.dims / 2;
@@ -88,6 +214,8 @@ __global__ void ropeKernel(float* x, int64_t cols, int headDim, const int32_t* _
 
 __global__ void storeKvKernel(const float* __restrict__ k, const float* __restrict__ v, int64_t rowWidth,
                               const int32_t* __restrict__ positions, KvDev kv) {
+    pdlWait();
+    pdlTrigger();
     const int64_t t = blockIdx.x;
     const int64_t off = kvOffset(kv, positions[t]);
     for (int64_t c = threadIdx.x; c < rowWidth; c += blockDim.x) {
@@ -98,6 +226,8 @@ __global__ void storeKvKernel(const float* __restrict__ k, const float* __restri
 
 __global__ void ropeStoreKernel(float* q, int64_t qCols, float* k, const float* __restrict__ v, int64_t kvCols,
                                 int headDim, const int32_t* __restrict__ positions, RopeDev r, KvDev kv) {
+    pdlWait();
+    pdlTrigger();
     const int64_t t = blockIdx.x;
     const int p = positions[t];
     const float pos = static_cast<float>(p);
@@ -117,6 +247,8 @@ __global__ void ropeStoreKernel(float* q, int64_t qCols, float* k, const float* 
 }
 
 __global__ void gluKernel(const float* gate, const float* up, float* out, int64_t n, GluAct act) {
+    pdlWait();
+    pdlTrigger();
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const float g = gate[i];
@@ -131,26 +263,36 @@ __global__ void gluKernel(const float* gate, const float* up, float* out, int64_
 }
 
 __global__ void addKernel(const float* a, const float* b, float* out, int64_t n) {
+    pdlWait();
+    pdlTrigger();
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < n) out[i] = a[i] + b[i];
 }
 
 __global__ void scaleKernel(float* x, float s, int64_t n) {
+    pdlWait();
+    pdlTrigger();
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < n) x[i] *= s;
 }
 
 __global__ void softcapKernel(float* x, float cap, int64_t n) {
+    pdlWait();
+    pdlTrigger();
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < n) x[i] = cap * tanhf(x[i] / cap);
 }
 
 __global__ void addBiasKernel(float* x, const float* __restrict__ bias, int64_t cols, int64_t n) {
+    pdlWait();
+    pdlTrigger();
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < n) x[i] += bias[i % cols];
 }
 
 __global__ void argmaxKernel(const float* __restrict__ x, int64_t n, int32_t* out) {
+    pdlWait();
+    pdlTrigger();
     float best = -INFINITY;
     int64_t bestI = n;
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
@@ -186,47 +328,66 @@ void launchRmsNorm(const float* x, const float* addB, float* sumOut, const float
     const int64_t groups = rows * (cols / groupSize);
     if (groups == 0) return;
     if (q8 && (groupSize != cols || cols % 32 != 0)) q8 = nullptr;
-    rmsNormKernel<<<static_cast<unsigned>(groups), kNormThreads, 0, stream>>>(x, addB, sumOut, gamma, eps, y,
-                                                                              groupSize, q8, q8meta);
+    const auto aligned = [](const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; };
+    const int64_t nch = groupSize / 4;
+    const int64_t threads = std::min<int64_t>(1024, (nch + 31) / 32 * 32);
+    const int64_t cpt = threads > 0 ? (nch + threads - 1) / threads : 0;
+    if (groupSize % 4 == 0 && cpt >= 1 && cpt <= 8 && aligned(x) && aligned(gamma) && aligned(y) &&
+        (!addB || (aligned(addB) && aligned(sumOut)))) {
+        const dim3 grid(static_cast<unsigned>(groups)), block(static_cast<unsigned>(threads));
+        if (cpt == 1) launchK(rmsNormRegKernel<1>, grid, block, stream, x, addB, sumOut, gamma, eps, y, groupSize, q8, q8meta);
+        else if (cpt == 2) launchK(rmsNormRegKernel<2>, grid, block, stream, x, addB, sumOut, gamma, eps, y, groupSize, q8, q8meta);
+        else if (cpt <= 4) launchK(rmsNormRegKernel<4>, grid, block, stream, x, addB, sumOut, gamma, eps, y, groupSize, q8, q8meta);
+        else launchK(rmsNormRegKernel<8>, grid, block, stream, x, addB, sumOut, gamma, eps, y, groupSize, q8, q8meta);
+        return;
+    }
+    launchK(rmsNormKernel, dim3(static_cast<unsigned>(groups)), dim3(kNormThreads), stream, x, addB, sumOut, gamma, eps,
+            y, groupSize, q8, q8meta);
 }
 
 void launchRope(float* x, int64_t rows, int64_t cols, int headDim, const int32_t* positions, RopeDev rope,
                 cudaStream_t stream) {
     if (rows == 0) return;
-    ropeKernel<<<static_cast<unsigned>(rows), 256, 0, stream>>>(x, cols, headDim, positions, rope);
+    launchK(ropeKernel, dim3(static_cast<unsigned>(rows)), dim3(256), stream, x, cols, headDim, positions, rope);
 }
 
 void launchStoreKv(const float* k, const float* v, int64_t tokens, int64_t rowWidth, const int32_t* positions,
                    KvDev kv, cudaStream_t stream) {
     if (tokens == 0) return;
-    storeKvKernel<<<static_cast<unsigned>(tokens), 256, 0, stream>>>(k, v, rowWidth, positions, kv);
+    launchK(storeKvKernel, dim3(static_cast<unsigned>(tokens)), dim3(256), stream, k, v, rowWidth, positions, kv);
 }
 
 void launchRopeStore(float* q, int64_t qCols, float* k, const float* v, int64_t kvCols, int64_t tokens, int headDim,
                      const int32_t* positions, RopeDev rope, KvDev kv, cudaStream_t stream) {
     if (tokens == 0) return;
-    ropeStoreKernel<<<static_cast<unsigned>(tokens), 1024, 0, stream>>>(q, qCols, k, v, kvCols, headDim, positions,
-                                                                       rope, kv);
+    if (headDim <= 1024 && qCols % headDim == 0 && kvCols % headDim == 0 && tokens <= 65535) {
+        const unsigned heads = static_cast<unsigned>((qCols + kvCols) / headDim);
+        launchK(ropeStoreHeadKernel, dim3(heads, static_cast<unsigned>(tokens)), dim3((headDim + 31) / 32 * 32), stream,
+                q, qCols, k, v, kvCols, headDim, positions, rope, kv);
+        return;
+    }
+    launchK(ropeStoreKernel, dim3(static_cast<unsigned>(tokens)), dim3(1024), stream, q, qCols, k, v, kvCols, headDim,
+            positions, rope, kv);
 }
 
 void launchGlu(const float* gate, const float* up, float* out, int64_t n, GluAct act, cudaStream_t stream) {
-    if (n > 0) gluKernel<<<blocksFor(n), 256, 0, stream>>>(gate, up, out, n, act);
+    if (n > 0) launchK(gluKernel, dim3(blocksFor(n)), dim3(256), stream, gate, up, out, n, act);
 }
 void launchAdd(const float* a, const float* b, float* out, int64_t n, cudaStream_t stream) {
-    if (n > 0) addKernel<<<blocksFor(n), 256, 0, stream>>>(a, b, out, n);
+    if (n > 0) launchK(addKernel, dim3(blocksFor(n)), dim3(256), stream, a, b, out, n);
 }
 void launchScale(float* x, float s, int64_t n, cudaStream_t stream) {
-    if (n > 0) scaleKernel<<<blocksFor(n), 256, 0, stream>>>(x, s, n);
+    if (n > 0) launchK(scaleKernel, dim3(blocksFor(n)), dim3(256), stream, x, s, n);
 }
 void launchSoftcap(float* x, float cap, int64_t n, cudaStream_t stream) {
-    if (n > 0) softcapKernel<<<blocksFor(n), 256, 0, stream>>>(x, cap, n);
+    if (n > 0) launchK(softcapKernel, dim3(blocksFor(n)), dim3(256), stream, x, cap, n);
 }
 void launchAddBias(float* x, const float* bias, int64_t rows, int64_t cols, cudaStream_t stream) {
     const int64_t n = rows * cols;
-    if (n > 0) addBiasKernel<<<blocksFor(n), 256, 0, stream>>>(x, bias, cols, n);
+    if (n > 0) launchK(addBiasKernel, dim3(blocksFor(n)), dim3(256), stream, x, bias, cols, n);
 }
 void launchArgmax(const float* x, int64_t n, int32_t* out, cudaStream_t stream) {
-    argmaxKernel<<<1, 1024, 0, stream>>>(x, n, out);
+    launchK(argmaxKernel, dim3(1), dim3(1024), stream, x, n, out);
 }
 
 }  // namespace kestrel::cuda

@@ -317,14 +317,14 @@ void CudaBackend::attention(const Tensor& q, runtime::KvCache& kv, int layer, co
     // Enough ranges to spread one token's keys over the GPU; prefill has
     // parallelism in its tokens instead.
     const int64_t tokens = q.rows();
-    const int64_t byContext = (kv.capacity() + 31) / 32;
-    a.maxSplits = static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(byContext, 128 / std::max<int64_t>(1, tokens)), 1, 64));
+    const int64_t byContext = (kv.capacity() + 15) / 16;
+    a.maxSplits = static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(byContext, 128 / std::max<int64_t>(1, tokens)), 1, 128));
     // Scratch sized for the largest batch this output can hold, so its address never changes.
     if (!ot.attnScratch) {
         int64_t need = 0;
         for (int64_t t = 1; t <= ot.capacityRows(); t = t < 64 ? t + 1 : t * 2) {
             cuda::AttentionDev b = a;
-            b.maxSplits = static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(byContext, 128 / t), 1, 64));
+            b.maxSplits = static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(byContext, 128 / t), 1, 128));
             need = std::max(need, cuda::attentionScratchFloats(b, t));
         }
         cuda::AttentionDev b = a;
