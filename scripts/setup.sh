@@ -2,7 +2,7 @@
 # Kestrel's one set-up script. On a fresh Debian 12 machine it installs what
 # is missing, builds, fetches the models, then either starts Kestrel or runs
 # every test:
-#   scripts/setup.sh run     # default model + start (kestrel-cli chat until the desktop app lands)
+#   scripts/setup.sh run     # default model + desktop entry + start the desktop app
 #   scripts/setup.sh test    # all test models + reference packages + ctest
 # Re-running is cheap: installed packages, the build and fetched models are kept.
 set -euo pipefail
@@ -20,7 +20,13 @@ log() { printf '\033[1m[kestrel setup]\033[0m %s\n' "$*" >&2; }
 
 # --- Debian packages ---------------------------------------------------------
 packages=(build-essential cmake ninja-build pkg-config git python3 python3-venv
-          libpcre2-dev libsentencepiece-dev qt6-base-dev)
+          libpcre2-dev libsentencepiece-dev qt6-base-dev
+          # the desktop app: Qt Quick, Controls, Dialogs, Sql (SQLite), Svg, Linguist, Quick Test
+          qt6-declarative-dev qt6-declarative-dev-tools qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
+          qt6-svg-dev libqt6sql6-sqlite qt6-qpa-plugins qml6-module-qtquick qml6-module-qtquick-controls
+          qml6-module-qtquick-dialogs qml6-module-qtquick-layouts qml6-module-qtquick-window
+          qml6-module-qtquick-templates qml6-module-qtquick-shapes qml6-module-qtqml-workerscript
+          qml6-module-qttest)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -68,7 +74,16 @@ if [ "$mode" = test ]; then
   cd "$build"
   exec ctest --output-on-failure --timeout 900 "$@"
 else
-  models="${KESTREL_MODELS_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/kestrel/models}"
-  log "starting Kestrel (terminal chat with the default model)"
-  exec "$build/app/cli/kestrel-cli" chat -m "$models/SmolLM2-135M-Instruct.Q4_1.gguf" "$@"
+  # A desktop entry and icons, so Kestrel starts from the desktop menu like any
+  # other app. Exec is an absolute path: desktop sessions often lack ~/.local/bin.
+  apps="${XDG_DATA_HOME:-$HOME/.local/share}"
+  mkdir -p "$apps/applications" "$apps/icons/hicolor/scalable/apps"
+  sed "s|^Exec=kestrel|Exec=$build/app/desktop/kestrel|" "$root/resources/kestrel.desktop" > "$apps/applications/kestrel.desktop"
+  for d in "$root"/resources/icons/hicolor/*x*; do
+    s=$(basename "$d"); mkdir -p "$apps/icons/hicolor/$s/apps"; cp "$d/apps/kestrel.png" "$apps/icons/hicolor/$s/apps/"
+  done
+  cp "$root/resources/kestrel.svg" "$apps/icons/hicolor/scalable/apps/"
+  command -v update-desktop-database >/dev/null && update-desktop-database "$apps/applications" || true
+  log "starting Kestrel"
+  exec "$build/app/desktop/kestrel" "$@"
 fi
