@@ -42,7 +42,7 @@ int runTemplate(int argc, char** argv) {
     auto text = formatter.renderJson(*json);
     if (!text) return runtimeError(text.status());
     if (args.has("--tokens")) {
-        const auto ids = model->tokenize(*text, true, true);
+        const auto ids = formatter.tokenize(*text);
         for (size_t i = 0; i < ids.size(); ++i) std::printf(i ? " %d" : "%d", ids[i]);
         std::printf("\n");
     } else {

@@ -158,6 +158,10 @@ Result<std::string> ChatFormatter::renderJson(std::string_view requestJson) cons
     return impl_->renderContext(*ctx);
 }
 
+std::vector<TokenId> ChatFormatter::tokenize(const std::string& renderedText) const {
+    return impl_->tokenize(renderedText, {});
+}
+
 Result<ChatPrompt> ChatFormatter::format(const std::vector<ChatMessage>& messages, const ChatPromptOptions& o) const {
     auto text = render(messages, o);
     if (!text) return text.status();

@@ -86,6 +86,32 @@ private slots:
         QVERIFY(r.out.contains("49152"));
     }
 
+    void templatePrintsThePromptExactly() {
+        QTemporaryDir dir;
+        const QString conv = dir.filePath("conv.json");
+        QFile f(conv);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}],
+                    "add_generation_prompt": true})");
+        f.close();
+        auto r = cli({"template", "-m", model_, "--messages", conv});
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(r.out, QStringLiteral("<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+                                       "<|im_start|>assistant\n"));  // nothing added, no trailing newline
+        auto ids = cli({"template", "-m", model_, "--messages", conv, "--tokens"});
+        QCOMPARE(ids.exitCode, 0);
+        QVERIFY2(ids.out.startsWith("1 9690 198"), qPrintable(ids.out));  // <|im_start|> system \n
+
+        const QString gemma = kestrel::test::gemma3Path();
+        if (QFileInfo::exists(gemma)) {
+            // The template writes <bos> itself: exactly one BOS.
+            auto g = cli({"template", "-m", gemma, "--messages", conv, "--tokens", "--template",
+                          kestrel::test::sourceDir() + "/tests/data/templates/gemma3.jinja"});
+            QCOMPARE(g.exitCode, 0);
+            QVERIFY2(g.out.startsWith("2 105 ") , qPrintable(g.out));
+        }
+    }
+
     void errorsAreClearWithExitCodes() {
         auto unknown = cli({"generate", "--frobnicate"});
         QCOMPARE(unknown.exitCode, 2);

@@ -64,6 +64,8 @@ public:
     Result<std::string> render(const std::vector<ChatMessage>& messages, const ChatPromptOptions& options = {}) const;
     // The same from a JSON request: {"messages": [...], "tools": [...], "add_generation_prompt": bool, ...}.
     Result<std::string> renderJson(std::string_view requestJson) const;
+    // Tokens of an already rendered prompt (BOS added only if the template did not write it).
+    std::vector<TokenId> tokenize(const std::string& renderedText) const;
 
     bool usesFallback() const;
     const std::string& warning() const;  // empty when the model's template is used
