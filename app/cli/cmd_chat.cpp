@@ -102,7 +102,9 @@ int runChat(int argc, char** argv) {
         }
         const auto reuse = comparePrompts((*session)->tokens(), prompt->tokens);
         if (!reuse.extendsPrevious && !(*session)->tokens().empty())
-            std::fprintf(stderr, "[the template rewrote earlier turns: reusing %zu of %zu cached tokens]\n",
+            // The template rewrote history (e.g. dropped reasoning), or the reply's text
+            // tokenizes differently from the tokens the model generated.
+            std::fprintf(stderr, "[the prompt departs from the cached tokens after %zu of %zu: re-reading the rest]\n",
                          reuse.commonPrefix, (*session)->tokens().size());
         params.startsInReasoning = prompt->startsInReasoning;
         bool inReasoning = false;
