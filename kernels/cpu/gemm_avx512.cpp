@@ -7,10 +7,15 @@
 
 #include <immintrin.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 
 namespace kestrel::kernels {
+
+bool rowsOneTokenVbmi(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
+                      const QuantActivations& act, float* y);
+
 namespace {
 
 float dotFloat512(const float* a, const float* b, int64_t n) {
@@ -267,6 +272,9 @@ void rowsOneTokenQ6_K(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t c
 
 bool rowsOneTokenAvx512(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
                         const QuantActivations& act, float* y) {
+    // VBMI's byte permutes let whole blocks share one vector (gemv_avx512vbmi.cpp); ~4x fewer instructions.
+    static const bool vbmi = __builtin_cpu_supports("avx512vbmi") && !std::getenv("KESTREL_CPU_NO_VBMI");
+    if (vbmi && rowsOneTokenVbmi(type, w, rowBytes, rows, cols, act, y)) return true;
     switch (type) {
     case GgmlType::Q4_0: rowsOneToken32<GgmlType::Q4_0>(w, rowBytes, rows, cols, act, y); return true;
     case GgmlType::Q4_1: rowsOneToken32<GgmlType::Q4_1>(w, rowBytes, rows, cols, act, y); return true;
