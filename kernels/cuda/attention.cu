@@ -60,18 +60,22 @@ __device__ __forceinline__ void loadRow(const KvDev& kv, const void* base, int64
     }
 }
 
-template <int EPL>
-__global__ void __launch_bounds__(kAttnWarps * 32)
+// G: query heads per block (the GQA group, padded; registers scale with it).
+// KPS keys per warp step: their loads and reductions are independent, so a
+// warp keeps 2 x KPS rows in flight instead of walking keys one latency at a time.
+template <int EPL, int G>
+__global__ void __launch_bounds__(kAttnWarps * 32, EPL >= 8 ? 2 : EPL == 4 ? (G == 4 ? 4 : 3) : 5)
     attnSplitKernel(const float* __restrict__ q, const int32_t* __restrict__ positions, KvDev kv, AttentionDev p,
                     float* __restrict__ scratchO, float2* __restrict__ scratchML) {
+    constexpr int KPS = EPL >= 8 ? 2 : 4;
     pdlWait();
     pdlTrigger();
     const int t = blockIdx.z, split = blockIdx.y;
     const int group = p.heads / p.kvHeads;
-    const int chunks = (group + kMaxGroup - 1) / kMaxGroup;
+    const int chunks = (group + G - 1) / G;
     const int kvh = blockIdx.x / chunks;
-    const int h0 = kvh * group + (blockIdx.x % chunks) * kMaxGroup;
-    const int ng = min(kMaxGroup, kvh * group + group - h0);
+    const int h0 = kvh * group + (blockIdx.x % chunks) * G;
+    const int ng = min(G, kvh * group + group - h0);
     const int pos = positions[t];
     const Range r = visibleRange(pos, p);
     if (split >= r.active) return;
@@ -80,64 +84,79 @@ __global__ void __launch_bounds__(kAttnWarps * 32)
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int d = p.headDim, c0 = lane * EPL;
 
-    float qr[kMaxGroup][EPL];
+    float qr[G][EPL];
 #pragma unroll
-    for (int g = 0; g < kMaxGroup; ++g)
+    for (int g = 0; g < G; ++g)
 #pragma unroll
         for (int e = 0; e < EPL; ++e)
             qr[g][e] = (g < ng && c0 + e < d) ? q[(static_cast<int64_t>(t) * p.heads + h0 + g) * d + c0 + e] * p.scale : 0.0f;
-    float m[kMaxGroup], l[kMaxGroup], acc[kMaxGroup][EPL];
+    float m[G], l[G], acc[G][EPL];
 #pragma unroll
-    for (int g = 0; g < kMaxGroup; ++g) {
+    for (int g = 0; g < G; ++g) {
         m[g] = -INFINITY;
         l[g] = 0.0f;
 #pragma unroll
         for (int e = 0; e < EPL; ++e) acc[g][e] = 0.0f;
     }
     const int64_t headOff = static_cast<int64_t>(kvh) * d;
-    // Two keys per step: their loads and reductions are independent, which
-    // halves the latency chain of a warp's walk over its keys.
-    for (int64_t j = start + warp; j < end; j += 2 * kAttnWarps) {
-        const int64_t j1 = j + kAttnWarps;
-        const bool has1 = j1 < end;
-        const int64_t p0 = static_cast<int64_t>(kv.table[j / kv.blockSize]) * kv.blockSize + j % kv.blockSize;
-        const int64_t p1 = has1 ? static_cast<int64_t>(kv.table[j1 / kv.blockSize]) * kv.blockSize + j1 % kv.blockSize : p0;
-        float k0[EPL], v0[EPL], k1[EPL], v1[EPL];
-        loadRow<EPL>(kv, kv.k, p0 * kv.rowStride + headOff, c0, d, k0);
-        loadRow<EPL>(kv, kv.k, p1 * kv.rowStride + headOff, c0, d, k1);
-        loadRow<EPL>(kv, kv.v, p0 * kv.rowStride + headOff, c0, d, v0);
-        loadRow<EPL>(kv, kv.v, p1 * kv.rowStride + headOff, c0, d, v1);
+    for (int64_t j = start + warp; j < end; j += KPS * kAttnWarps) {
+        float kk[KPS][EPL], vv[KPS][EPL];
+        bool has[KPS];
 #pragma unroll
-        for (int g = 0; g < kMaxGroup; ++g) {
+        for (int u = 0; u < KPS; ++u) {
+            const int64_t ju = j + u * kAttnWarps;
+            has[u] = ju < end;
+            const int64_t jj = has[u] ? ju : j;
+            const int64_t pp = static_cast<int64_t>(kv.table[jj / kv.blockSize]) * kv.blockSize + jj % kv.blockSize;
+            loadRow<EPL>(kv, kv.k, pp * kv.rowStride + headOff, c0, d, kk[u]);
+            loadRow<EPL>(kv, kv.v, pp * kv.rowStride + headOff, c0, d, vv[u]);
+        }
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
             if (g >= ng) break;
-            float s0 = 0.0f, s1 = 0.0f;
+            float sc[KPS];
+#pragma unroll
+            for (int u = 0; u < KPS; ++u) {
+                float sum = 0.0f;
+#pragma unroll
+                for (int e = 0; e < EPL; ++e) sum += qr[g][e] * kk[u][e];
+                sc[u] = sum;
+            }
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+                for (int u = 0; u < KPS; ++u) sc[u] += __shfl_xor_sync(0xffffffffu, sc[u], o);
+            float mNew = m[g];
+#pragma unroll
+            for (int u = 0; u < KPS; ++u) {
+                if (p.softcap > 0.0f) sc[u] = p.softcap * tanhf(sc[u] / p.softcap);
+                if (!has[u]) sc[u] = -INFINITY;
+                mNew = fmaxf(mNew, sc[u]);
+            }
+            const float corr = __expf(m[g] - mNew);
+            float wsum = 0.0f;
+            float wu[KPS];
+#pragma unroll
+            for (int u = 0; u < KPS; ++u) {
+                wu[u] = has[u] ? __expf(sc[u] - mNew) : 0.0f;
+                wsum += wu[u];
+            }
+            l[g] = l[g] * corr + wsum;
 #pragma unroll
             for (int e = 0; e < EPL; ++e) {
-                s0 += qr[g][e] * k0[e];
-                s1 += qr[g][e] * k1[e];
-            }
-            s0 = warpSum(s0);
-            s1 = warpSum(s1);
-            if (p.softcap > 0.0f) {
-                s0 = p.softcap * tanhf(s0 / p.softcap);
-                s1 = p.softcap * tanhf(s1 / p.softcap);
-            }
-            if (!has1) s1 = -INFINITY;
-            const float mNew = fmaxf(m[g], fmaxf(s0, s1));
-            const float corr = __expf(m[g] - mNew);
-            const float w0 = __expf(s0 - mNew);
-            const float w1 = has1 ? __expf(s1 - mNew) : 0.0f;
-            l[g] = l[g] * corr + w0 + w1;
+                float a = acc[g][e] * corr;
 #pragma unroll
-            for (int e = 0; e < EPL; ++e) acc[g][e] = acc[g][e] * corr + w0 * v0[e] + w1 * v1[e];
+                for (int u = 0; u < KPS; ++u) a += wu[u] * vv[u][e];
+                acc[g][e] = a;
+            }
             m[g] = mNew;
         }
     }
     // Merge the warps of the block.
-    __shared__ float sm[kAttnWarps][kMaxGroup], sl[kAttnWarps][kMaxGroup];
-    __shared__ float so[kAttnWarps][kMaxGroup][EPL * 32];
+    __shared__ float sm[kAttnWarps][G], sl[kAttnWarps][G];
+    __shared__ float so[kAttnWarps][G][EPL * 32];
 #pragma unroll
-    for (int g = 0; g < kMaxGroup; ++g) {
+    for (int g = 0; g < G; ++g) {
         if (lane == 0) {
             sm[warp][g] = m[g];
             sl[warp][g] = l[g];
@@ -163,29 +182,64 @@ __global__ void __launch_bounds__(kAttnWarps * 32)
     }
 }
 
-__global__ void attnCombineKernel(const int32_t* __restrict__ positions, AttentionDev p, const float* __restrict__ scratchO,
-                                  const float2* __restrict__ scratchML, float* __restrict__ out, int8_t* q8, float2* q8meta) {
+// Pass 2, one block per (head, token): warp w merges splits w, w + 8, ...
+// (independent loads, so a deep context's 128 splits cost a few latencies, not
+// 128), then the warps merge through shared memory. NC = columns per lane.
+constexpr int kCombineWarps = 8;
+
+template <int NC>
+__global__ void __launch_bounds__(kCombineWarps * 32)
+    attnCombineKernel(const int32_t* __restrict__ positions, AttentionDev p, const float* __restrict__ scratchO,
+                      const float2* __restrict__ scratchML, float* __restrict__ out, int8_t* q8, float2* q8meta) {
     pdlWait();
     pdlTrigger();
     const int h = blockIdx.x, t = blockIdx.y;
     const Range r = visibleRange(positions[t], p);
     const int d = p.headDim;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int64_t slot0 = (static_cast<int64_t>(t) * p.heads + h) * p.maxSplits;
+    float mw = -INFINITY;
+    for (int s = warp; s < r.active; s += kCombineWarps) mw = fmaxf(mw, scratchML[slot0 + s].x);
+    float lw = 0.0f, ow[NC];
+#pragma unroll
+    for (int i = 0; i < NC; ++i) ow[i] = 0.0f;
+#pragma unroll 4
+    for (int s = warp; s < r.active; s += kCombineWarps) {
+        const float2 ml = scratchML[slot0 + s];
+        const float f = __expf(ml.x - mw);
+        lw += ml.y * f;
+#pragma unroll
+        for (int i = 0; i < NC; ++i) {
+            const int c = lane + 32 * i;
+            if (c < d) ow[i] += scratchO[(slot0 + s) * d + c] * f;
+        }
+    }
+    __shared__ float sm[kCombineWarps], sl[kCombineWarps];
+    __shared__ float so[kCombineWarps][NC * 32];
+    if (lane == 0) {
+        sm[warp] = mw;
+        sl[warp] = lw;
+    }
+#pragma unroll
+    for (int i = 0; i < NC; ++i) so[warp][lane + 32 * i] = ow[i];
+    __syncthreads();
     float mm = -INFINITY;
-    for (int s = 0; s < r.active; ++s) mm = fmaxf(mm, scratchML[slot0 + s].x);
-    // Every thread walks all d (padded to whole warps) so warp shuffles below see full warps.
+#pragma unroll
+    for (int w = 0; w < kCombineWarps; ++w) mm = fmaxf(mm, sm[w]);
+    float fw[kCombineWarps], ll = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kCombineWarps; ++w) {
+        fw[w] = sm[w] == -INFINITY ? 0.0f : __expf(sm[w] - mm);
+        ll += sl[w] * fw[w];
+    }
+    // Every thread of a warp walks the padded columns together so the shuffles below see full warps.
     const int dPad = (d + 31) / 32 * 32;
     for (int c = threadIdx.x; c < dPad; c += blockDim.x) {
         float v = 0.0f;
         if (c < d) {
-            float ll = 0.0f, o = 0.0f;
-#pragma unroll 8
-            for (int s = 0; s < r.active; ++s) {
-                const float2 ml = scratchML[slot0 + s];
-                const float f = __expf(ml.x - mm);
-                ll += ml.y * f;
-                o += scratchO[(slot0 + s) * d + c] * f;
-            }
+            float o = 0.0f;
+#pragma unroll
+            for (int w = 0; w < kCombineWarps; ++w) o += so[w][c] * fw[w];
             v = ll > 0.0f ? o / ll : 0.0f;
             out[(static_cast<int64_t>(t) * p.heads + h) * d + c] = v;
         }
@@ -211,18 +265,27 @@ void launchAttention(const float* q, int64_t tokens, const int32_t* positions, K
                      float* scratch, float* out, int8_t* q8, float2* q8meta, cudaStream_t stream) {
     if (tokens == 0) return;
     const int group = p.heads / p.kvHeads;
-    const int chunks = (group + kMaxGroup - 1) / kMaxGroup;
+    const int gpb = group <= 4 ? 4 : kMaxGroup;  // query heads per block
+    const int chunks = (group + gpb - 1) / gpb;
     const dim3 grid(static_cast<unsigned>(p.kvHeads * chunks), static_cast<unsigned>(p.maxSplits),
                     static_cast<unsigned>(tokens));
     float* scratchO = scratch;
     auto* scratchML = reinterpret_cast<float2*>(scratch + tokens * p.heads * p.maxSplits * p.headDim);
-    if (p.headDim <= 32) launchK(attnSplitKernel<1>, grid, dim3(kAttnWarps * 32), stream, q, positions, kv, p, scratchO, scratchML);
-    else if (p.headDim <= 64) launchK(attnSplitKernel<2>, grid, dim3(kAttnWarps * 32), stream, q, positions, kv, p, scratchO, scratchML);
-    else if (p.headDim <= 128) launchK(attnSplitKernel<4>, grid, dim3(kAttnWarps * 32), stream, q, positions, kv, p, scratchO, scratchML);
-    else launchK(attnSplitKernel<8>, grid, dim3(kAttnWarps * 32), stream, q, positions, kv, p, scratchO, scratchML);
+    const dim3 block(kAttnWarps * 32);
+#define KESTREL_ATTN(EPL)                                                                                          \
+    (gpb == 4 ? launchK(attnSplitKernel<EPL, 4>, grid, block, stream, q, positions, kv, p, scratchO, scratchML)     \
+              : launchK(attnSplitKernel<EPL, kMaxGroup>, grid, block, stream, q, positions, kv, p, scratchO, scratchML))
+    if (p.headDim <= 32) KESTREL_ATTN(1);
+    else if (p.headDim <= 64) KESTREL_ATTN(2);
+    else if (p.headDim <= 128) KESTREL_ATTN(4);
+    else KESTREL_ATTN(8);
+#undef KESTREL_ATTN
     if (p.headDim % 32 != 0) q8 = nullptr;
-    launchK(attnCombineKernel, dim3(static_cast<unsigned>(p.heads), static_cast<unsigned>(tokens)), dim3(128), stream,
-            positions, p, scratchO, scratchML, out, q8, q8meta);
+    const dim3 cgrid(static_cast<unsigned>(p.heads), static_cast<unsigned>(tokens)), cblock(kCombineWarps * 32);
+    if (p.headDim <= 32) launchK(attnCombineKernel<1>, cgrid, cblock, stream, positions, p, scratchO, scratchML, out, q8, q8meta);
+    else if (p.headDim <= 64) launchK(attnCombineKernel<2>, cgrid, cblock, stream, positions, p, scratchO, scratchML, out, q8, q8meta);
+    else if (p.headDim <= 128) launchK(attnCombineKernel<4>, cgrid, cblock, stream, positions, p, scratchO, scratchML, out, q8, q8meta);
+    else launchK(attnCombineKernel<8>, cgrid, cblock, stream, positions, p, scratchO, scratchML, out, q8, q8meta);
 }
 
 }  // namespace kestrel::cuda

@@ -26,7 +26,7 @@ __device__ __forceinline__ float warpMax(float v) {
 
 __device__ __forceinline__ float halfBits(uint16_t h) { return __half2float(__ushort_as_half(h)); }
 
-// Programmatic dependent launch (KESTREL_CUDA_PDL=1): a kernel may start while
+// Programmatic dependent launch (on unless KESTREL_CUDA_PDL=0): a kernel may start while
 // the one before it drains; everything that reads the previous kernel's output
 // sits after pdlWait(). Weight loads (constant during a step) may come before.
 // Without the launch attribute both instructions are no-ops.
@@ -44,7 +44,7 @@ __device__ __forceinline__ void pdlTrigger() {
 inline bool pdlEnabled() {
     static const bool on = [] {
         const char* v = std::getenv("KESTREL_CUDA_PDL");
-        return v && v[0] == '1';
+        return !(v && v[0] == '0');
     }();
     return on;
 }

@@ -167,6 +167,20 @@ void checkMatmuls(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
                                             std::to_string(cols) + " tokens " + std::to_string(tokens), 2e-2));
         }
     }
+    // Long rows take the deeper-chunk decode GEMV (>= 256 blocks per row); 8224 = 257 blocks
+    // leaves a partial chunk.
+    for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0}) {
+        const int64_t cols = 8224, rows = 67;
+        WPair w = makeW(p, randomWeight(type, rows, cols, rng, 0.05f));
+        auto xv = randomVec(static_cast<size_t>(cols), rng);
+        TPair x = makeT(p, 1, cols, &xv);
+        TPair y = makeT(p, 32, rows, nullptr);
+        poison(p, y);
+        p.cpu->matmul(*w.c, *x.c, *y.c);
+        p.gpu->matmul(*w.g, *x.g, *y.g);
+        out.push_back(compare(p, y, "matmul " + std::string(ggmlTypeName(type)) + " " + std::to_string(rows) + "x" +
+                                        std::to_string(cols) + " tokens 1 (long rows)", 2e-2));
+    }
 }
 
 void checkFusedFfn(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
