@@ -110,13 +110,16 @@ void matmulInt(const IsaKernels& k, const WeightMatrix& w, const float* x, int64
     if (tokens == 1 && k.rowsOneToken) {
         // Probe on an empty range: does this ISA have a direct one-token kernel for the type?
         if (k.rowsOneToken(w.type, static_cast<const uint8_t*>(w.data), w.rowBytes, 0, w.cols, act, y)) {
+            // Chunks are whole groups of 4 rows, the kernels' unit (a ragged chunk would fall back to single rows).
+            const int64_t quads = (w.rows + 3) / 4;
             pool.parallelFor(
-                w.rows,
-                [&](int64_t b, int64_t e, int) {
+                quads,
+                [&](int64_t qb, int64_t qe, int) {
+                    const int64_t b = qb * 4, e = std::min(qe * 4, w.rows);
                     k.rowsOneToken(w.type, static_cast<const uint8_t*>(w.data) + b * w.rowBytes, w.rowBytes, e - b,
                                    w.cols, act, y + b);
                 },
-                16);
+                8);
             return;
         }
     }

@@ -37,6 +37,7 @@ struct ThreadPool::Impl {
     std::atomic<int> chunks{0};
     std::atomic<uint64_t> claim{0};  // (generation & 0xffffffff) << 32 | next chunk
     std::atomic<int> done{0};
+    std::atomic<bool> callerWaiting{false};
 
     std::atomic<uint64_t> generation{0};
     std::atomic<int> sleepers{0};
@@ -58,7 +59,9 @@ struct ThreadPool::Impl {
             const int64_t total = n.load(std::memory_order_relaxed);
             const int64_t begin = total * c / nc, end = total * (c + 1) / nc;
             if (begin < end) (*fn.load(std::memory_order_relaxed))(begin, end, threadIndex);
-            done.fetch_add(1, std::memory_order_release);
+            // seq_cst pairs with the caller's store of callerWaiting: one of the two sees the other.
+            if (done.fetch_add(1, std::memory_order_seq_cst) + 1 == nc && callerWaiting.load(std::memory_order_seq_cst))
+                done.notify_one();
             v = claim.load(std::memory_order_acquire);
         }
     }
@@ -66,8 +69,10 @@ struct ThreadPool::Impl {
     void workerLoop(int index) {
         uint64_t seen = 0;
         for (;;) {
-            // About 100 µs of spinning covers the gap between the launches of one step.
-            const auto spinUntil = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
+            // The gaps between the launches of one decode step are a few microseconds, but the
+            // caller can be descheduled for milliseconds on a busy machine: spin 2 ms, so a worker
+            // is asleep only between steps, never between the ops of one.
+            const auto spinUntil = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
             uint64_t g;
             int spins = 0;
             while ((g = generation.load(std::memory_order_acquire)) == seen && !stop.load(std::memory_order_relaxed)) {
@@ -108,8 +113,12 @@ int ThreadPool::size() const { return impl_->threads; }
 void ThreadPool::parallelFor(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn, int64_t grain) {
     if (n <= 0) return;
     grain = std::max<int64_t>(grain, 1);
-    const int chunks = static_cast<int>(std::min<int64_t>(impl_->threads, (n + grain - 1) / grain));
-    if (chunks <= 1) {
+    // Up to kChunksPerThread chunks per thread, claimed dynamically: on a shared machine the two
+    // threads rarely run at the same speed, and a worker that is descheduled holds at most one
+    // small chunk instead of half the job.
+    constexpr int64_t kChunksPerThread = 4;
+    const int chunks = static_cast<int>(std::min<int64_t>(impl_->threads * kChunksPerThread, (n + grain - 1) / grain));
+    if (chunks <= 1 || impl_->threads <= 1) {
         fn(0, n, 0);
         return;
     }
@@ -127,13 +136,16 @@ void ThreadPool::parallelFor(int64_t n, const std::function<void(int64_t, int64_
         p.wake.notify_all();
     }
     p.work(gen, 0);
-    // Only chunks a worker already started remain; yield if that worker is descheduled.
-    for (int spins = 0; p.done.load(std::memory_order_acquire) != chunks; ++spins) {
-        if (spins < 256)
-            KESTREL_CPU_RELAX();
-        else
-            std::this_thread::yield();
+    // Only chunks a worker already started remain. Spin briefly (they usually end within
+    // microseconds); if the worker was descheduled mid-chunk, sleep on `done` so this thread's
+    // core is free for it instead of spinning through its time slice.
+    for (int spins = 0; spins < 4096; ++spins) {
+        if (p.done.load(std::memory_order_acquire) == chunks) return;
+        KESTREL_CPU_RELAX();
     }
+    p.callerWaiting.store(true, std::memory_order_seq_cst);
+    for (int d; (d = p.done.load(std::memory_order_seq_cst)) != chunks;) p.done.wait(d, std::memory_order_seq_cst);
+    p.callerWaiting.store(false, std::memory_order_relaxed);
 }
 
 }  // namespace kestrel::kernels

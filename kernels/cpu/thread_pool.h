@@ -1,12 +1,13 @@
 // A fixed pool of worker threads for data-parallel kernels.
 //
-// parallelFor splits [0, n) into at most size() contiguous chunks (of at least
-// `grain` items) and returns when all are done. The calling thread takes part;
-// chunks are claimed by whichever participant is free, so one thread may run
-// several chunks (one after another, with its own threadIndex) when another is
-// descheduled. threadIndex (0 = caller) is unique among threads running at once,
-// so it can index per-thread scratch. Workers spin ~100 us before sleeping so
-// the many small launches of one decode step do not pay a futex wake-up each.
+// parallelFor splits [0, n) into at most 4 * size() contiguous chunks (of at
+// least `grain` items) and returns when all are done. The calling thread takes
+// part; chunks are claimed by whichever participant is free, so one thread may
+// run several chunks (one after another, with its own threadIndex) and a slow
+// or descheduled thread gets fewer. threadIndex (0 = caller) is unique among
+// threads running at once, so it can index per-thread scratch. Workers spin
+// ~2 ms before sleeping so the many small launches of one decode step do not
+// pay a futex wake-up each.
 // Thread-safety: one parallelFor at a time per pool (the engine gives each model
 // runner its own pool); fn must not call parallelFor on the same pool.
 #pragma once
