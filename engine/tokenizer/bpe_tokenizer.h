@@ -17,6 +17,7 @@
 #include "pre_tokenizer.h"
 #include "special_token_matcher.h"
 #include "tokenizer.h"
+#include "vocabulary_tokenizer.h"
 
 #include <array>
 #include <memory>
@@ -38,7 +39,7 @@ struct BpeVocabulary {
     std::string where;                 // "model.gguf: " prefix for messages
 };
 
-class BpeTokenizer final : public Tokenizer {
+class BpeTokenizer final : public VocabularyTokenizer {
 public:
     // Fails with InvalidFile when the vocabulary is inconsistent (no tokens,
     // kinds of the wrong length, a special id out of range, a merge without a
@@ -48,13 +49,6 @@ public:
     static Result<std::unique_ptr<BpeTokenizer>> create(BpeVocabulary vocab);
 
     std::vector<TokenId> encode(std::string_view text, bool addSpecial, bool parseSpecial) const override;
-    std::string tokenBytes(TokenId id, bool renderSpecial = false) const override;
-    std::string_view tokenText(TokenId id) const override;
-    TokenKind tokenKind(TokenId id) const override;
-    std::optional<TokenId> findToken(std::string_view text) const override;
-    int32_t vocabSize() const override { return int32_t(tokens_.size()); }
-    const SpecialTokens& special() const override { return special_; }
-    const std::vector<std::string>& warnings() const override { return warnings_; }
 
     const PreTokenizer& preTokenizer() const { return *pre_; }
 
@@ -69,16 +63,10 @@ private:
     void encodePiece(std::string_view piece, Scratch& scratch, std::vector<TokenId>& out) const;
     static uint64_t pairKey(TokenId a, TokenId b) { return (uint64_t(uint32_t(a)) << 32) | uint32_t(b); }
 
-    std::vector<std::string> tokens_;
-    std::vector<TokenKind> kinds_;
-    std::vector<std::string> bytes_;  // raw bytes of each normal token, decoded once
-    std::unordered_map<std::string_view, TokenId> byText_;  // views into tokens_
     std::unordered_map<uint64_t, Merge> merges_;
     std::array<TokenId, 256> byteToken_{};  // the single-byte token for each byte, or -1
     std::unique_ptr<PreTokenizer> pre_;
     SpecialTokenMatcher matcher_;
-    SpecialTokens special_;
-    std::vector<std::string> warnings_;
 };
 
 // The tokenizer.ggml.* keys of a "gpt2" file (tokens, token_type, merges, pre,

@@ -32,6 +32,7 @@
 
 #include "special_token_matcher.h"
 #include "tokenizer.h"
+#include "vocabulary_tokenizer.h"
 
 #include <memory>
 #include <string>
@@ -55,7 +56,7 @@ struct SpmVocabulary {
     std::string where;                // "model.gguf: " prefix for messages
 };
 
-class SpmTokenizer final : public Tokenizer {
+class SpmTokenizer final : public VocabularyTokenizer {
 public:
     // Fails with InvalidFile when the vocabulary is inconsistent (no tokens,
     // scores or kinds of the wrong length) or sentencepiece refuses the model
@@ -65,27 +66,14 @@ public:
     ~SpmTokenizer() override;
 
     std::vector<TokenId> encode(std::string_view text, bool addSpecial, bool parseSpecial) const override;
-    std::string tokenBytes(TokenId id, bool renderSpecial = false) const override;
-    std::string_view tokenText(TokenId id) const override;
-    TokenKind tokenKind(TokenId id) const override;
-    std::optional<TokenId> findToken(std::string_view text) const override;
-    int32_t vocabSize() const override { return int32_t(tokens_.size()); }
-    const SpecialTokens& special() const override { return special_; }
-    const std::vector<std::string>& warnings() const override { return warnings_; }
 
 private:
     SpmTokenizer();
     void encodeText(std::string_view text, bool prefix, std::vector<TokenId>& out) const;
 
-    std::vector<std::string> tokens_;
-    std::vector<TokenKind> kinds_;
-    std::vector<std::string> bytes_;  // what each token decodes to
-    std::unordered_map<std::string_view, TokenId> byText_;
     std::unique_ptr<sentencepiece::SentencePieceProcessor> processor_;
     SpecialTokenMatcher matcher_;  // control tokens only; user-defined ones are sentencepiece's
-    SpecialTokens special_;
     bool addSpacePrefix_ = true;
-    std::vector<std::string> warnings_;
 };
 
 // The tokenizer.ggml.* keys of a "llama" file (tokens, scores, token_type,
