@@ -26,6 +26,7 @@ for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import numpy as np  # noqa: E402
 from gguf import GGUFReader  # noqa: E402
 from gguf.quants import dequantize  # noqa: E402
+from reference_common import models_dir  # noqa: E402
 
 
 class Model:
@@ -222,13 +223,6 @@ def run_model(path, out, prompts, greedy, quiet=False, reuse=False):
     os.replace(out + ".json.tmp", out + ".json")
     if not quiet:
         print(f"{os.path.basename(path)}: {time.time() - t0:.1f} s")
-
-
-def models_dir():
-    if os.environ.get("KESTREL_MODELS_DIR"):
-        return os.environ["KESTREL_MODELS_DIR"]
-    base = os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share")
-    return os.path.join(base, "kestrel", "models")
 
 
 def all_real(greedy):

@@ -28,30 +28,9 @@ Exit status 77 (ctest SKIP_RETURN_CODE) when the model or a Python package is mi
 import argparse
 import os
 import sys
+from reference_common import models_dir, unescape  # noqa: E402
 
 SKIP = 77
-
-
-def models_dir():
-    env = os.environ.get("KESTREL_MODELS_DIR")
-    if env:
-        return env
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return os.path.join(base, "kestrel", "models")
-
-
-def unescape(line):
-    out, i = [], 0
-    table = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\"}
-    while i < len(line):
-        c = line[i]
-        if c == "\\" and i + 1 < len(line) and line[i + 1] in table:
-            out.append(table[line[i + 1]])
-            i += 2
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
 
 
 def read_vocab(path):

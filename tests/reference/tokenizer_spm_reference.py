@@ -34,6 +34,7 @@ import argparse
 import io
 import os
 import sys
+from reference_common import models_dir, unescape  # noqa: E402
 
 SKIP = 77
 
@@ -42,28 +43,6 @@ the training text: common words, their beginnings and endings, and single charac
 never saw falls back to bytes, so every string can still be written down. The quick brown fox jumps
 over the lazy dog, again and again, while the model counts pairs of symbols and merges the best one.
 """
-
-
-def models_dir():
-    env = os.environ.get("KESTREL_MODELS_DIR")
-    if env:
-        return env
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return os.path.join(base, "kestrel", "models")
-
-
-def unescape(line):
-    out, i = [], 0
-    table = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\"}
-    while i < len(line):
-        c = line[i]
-        if c == "\\" and i + 1 < len(line) and line[i + 1] in table:
-            out.append(table[line[i + 1]])
-            i += 2
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
 
 
 def split_special(text, specials):
