@@ -20,7 +20,7 @@ log() { printf '\033[1m[kestrel setup]\033[0m %s\n' "$*" >&2; }
 
 # --- Debian packages ---------------------------------------------------------
 packages=(build-essential cmake ninja-build pkg-config git python3 python3-venv
-          libpcre2-dev libsentencepiece-dev qt6-base-dev
+          libpcre2-dev libsentencepiece-dev libxxhash-dev qt6-base-dev
           # the desktop app: Qt Quick, Controls, Dialogs, Sql (SQLite), Svg, Linguist, Quick Test
           qt6-declarative-dev qt6-declarative-dev-tools qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools
           qt6-svg-dev libqt6sql6-sqlite qt6-qpa-plugins qml6-module-qtquick qml6-module-qtquick-controls
