@@ -101,6 +101,19 @@ struct RopeParams {
     const Weight* freqFactors = nullptr;  // rope_freqs.weight (F32, dims/2), when the model has one
 };
 
+// How the tokens of one step find their KV: token t sits at position
+// positions[t] of the sequence whose block table is row seqRows[t] of `tables`
+// (tableWidth block ids per row; block i of a row holds positions
+// [i * blockTokens, (i + 1) * blockTokens)). Tokens of several sequences may
+// share a step (continuous batching); attention of token t sees positions
+// <= positions[t] of its own sequence only, including rows stored in this step.
+struct KvBatch {
+    const IndexTensor* positions = nullptr;
+    const IndexTensor* seqRows = nullptr;
+    const IndexTensor* tables = nullptr;
+    int32_t tableWidth = 0;
+};
+
 struct AttentionParams {
     int heads = 0;
     int kvHeads = 0;
@@ -136,10 +149,9 @@ public:
     // Per group of groupSize values (groupSize = cols, or head size for Q/K norm); y may be x.
     virtual void rmsNorm(const Tensor& x, const Weight& gamma, float eps, Tensor& y, int groupSize) = 0;
     virtual void rope(Tensor& x, int headDim, const IndexTensor& positions, const RopeParams& p) = 0;
-    // Writes k, v rows at their positions of one layer of the cache.
-    virtual void storeKv(const Tensor& k, const Tensor& v, runtime::KvCache& kv, int layer,
-                         const IndexTensor& positions) = 0;
-    virtual void attention(const Tensor& q, runtime::KvCache& kv, int layer, const IndexTensor& positions,
+    // Writes k, v rows at their tokens' positions of one layer of the cache.
+    virtual void storeKv(const Tensor& k, const Tensor& v, runtime::KvCache& kv, int layer, const KvBatch& batch) = 0;
+    virtual void attention(const Tensor& q, runtime::KvCache& kv, int layer, const KvBatch& batch,
                            const AttentionParams& p, Tensor& out) = 0;
     virtual void glu(const Tensor& gate, const Tensor& up, GluKind kind, Tensor& out) = 0;
     virtual void add(const Tensor& a, const Tensor& b, Tensor& out) = 0;
@@ -147,6 +159,17 @@ public:
     virtual void softcap(Tensor& x, float cap) = 0;
     // dst rows [0, count) = src rows [srcRow, srcRow + count); dst.rows = count.
     virtual void copyRows(const Tensor& src, int64_t srcRow, int64_t count, Tensor& dst) = 0;
+
+    // KV blocks outside a step (copy-on-write, snapshots); each waits for the
+    // work queued before it.
+    // Every layer's K and V of block src into block dst.
+    virtual Status copyKvBlock(runtime::KvCache& kv, int32_t srcBlock, int32_t dstBlock) = 0;
+    // Positions [0, tokens) of the sequence with block table `table`, as bytes
+    // layer by layer: K rows, then V rows (runtime::snapshotPayloadBytes).
+    virtual Status readKv(runtime::KvCache& kv, std::span<const int32_t> table, int64_t tokens,
+                          std::span<uint8_t> out) = 0;
+    virtual Status writeKv(runtime::KvCache& kv, std::span<const int32_t> table, int64_t tokens,
+                           std::span<const uint8_t> in) = 0;
 
 protected:
     static void setIndexSize(IndexTensor& t, int64_t n) { t.size_ = n; }

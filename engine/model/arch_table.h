@@ -56,10 +56,14 @@ struct TensorSpec {
     bool required = true;
 };
 
-// The scratch of one model runner, sized once for maxBatch tokens.
+// The scratch of one batch runner, sized once for maxTokens tokens of up to
+// maxSeqs sequences. seqRows/tables/tableWidth: see backend::KvBatch.
 struct Scratch {
     std::unique_ptr<backend::Tensor> x, xn, q, k, v, attn, tmp, gate, up;
-    std::unique_ptr<backend::IndexTensor> ids, positions;
+    std::unique_ptr<backend::IndexTensor> ids, positions, seqRows, tables;
+    int32_t tableWidth = 0;
+
+    backend::KvBatch kvBatch() const { return backend::KvBatch{positions.get(), seqRows.get(), tables.get(), tableWidth}; }
 };
 
 // Everything a forward recipe needs for one step of `tokens` tokens. The

@@ -47,7 +47,8 @@ void attentionBlock(Step& st, int il) {
     const backend::RopeParams rope = ropeForLayer(st, il);
     be.rope(*s.q, c.headDim, *s.positions, rope);
     be.rope(*s.k, c.headDim, *s.positions, rope);
-    be.storeKv(*s.k, *s.v, st.kv, il, *s.positions);
+    const backend::KvBatch kvb = s.kvBatch();
+    be.storeKv(*s.k, *s.v, st.kv, il, kvb);
     backend::AttentionParams ap;
     ap.heads = c.nHead;
     ap.kvHeads = c.nHeadKv;
@@ -55,7 +56,7 @@ void attentionBlock(Step& st, int il) {
     ap.scale = c.queryScale;
     ap.slidingWindow = c.isSlidingLayer(il) ? c.slidingWindow : 0;
     ap.softcap = c.attnSoftcap;
-    be.attention(*s.q, st.kv, il, *s.positions, ap, *s.attn);
+    be.attention(*s.q, st.kv, il, kvb, ap, *s.attn);
     be.matmul(*l.wo, *s.attn, *s.tmp);
 }
 

@@ -20,12 +20,8 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(std::shared_ptr<const L
     const ModelConfig& c = model->config();
     auto r = std::unique_ptr<ModelRunner>(new ModelRunner());
     r->model_ = model;
-    r->be_ = &be;
     r->contextLength_ = options.contextLength ? options.contextLength : c.contextLength;
     r->maxBatch_ = options.maxBatch;
-    // Logits are projected a few rows at a time: a 262k vocabulary times a full
-    // batch would dominate the scratch memory.
-    r->logitRows_ = std::min(options.maxBatch, 4);
 
     runtime::KvCacheSpec ks;
     ks.layers = c.nLayer;
@@ -36,31 +32,16 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(std::shared_ptr<const L
     auto kv = be.createKvCache(ks);
     if (!kv) return kv.status();
     r->kv_ = std::move(kv).value();
+    r->table_.resize(static_cast<size_t>(ks.blocks()));
+    for (size_t i = 0; i < r->table_.size(); ++i) r->table_[i] = static_cast<int32_t>(i);
 
-    const int64_t b = options.maxBatch;
-    const int64_t qDim = static_cast<int64_t>(c.nHead) * c.headDim;
-    const int64_t kvDim = static_cast<int64_t>(c.nHeadKv) * c.headDim;
-    Scratch& s = r->scratch_;
-    struct Want {
-        std::unique_ptr<backend::Tensor>* t;
-        int64_t rows, cols;
-    };
-    const Want wants[] = {{&s.x, b, c.nEmbd},   {&s.xn, b, c.nEmbd},  {&s.q, b, qDim},      {&s.k, b, kvDim},
-                          {&s.v, b, kvDim},     {&s.attn, b, qDim},   {&s.tmp, b, c.nEmbd}, {&s.gate, b, c.nFf},
-                          {&s.up, b, c.nFf},    {&r->lastRows_, r->logitRows_, c.nEmbd},
-                          {&r->logits_, r->logitRows_, c.vocabSize}};
-    for (const Want& w : wants) {
-        auto t = be.createTensor(w.rows, w.cols);
-        if (!t) return t.status();
-        *w.t = std::move(t).value();
-    }
-    auto ids = be.createIndexTensor(b);
-    if (!ids) return ids.status();
-    s.ids = std::move(ids).value();
-    auto pos = be.createIndexTensor(b);
-    if (!pos) return pos.status();
-    s.positions = std::move(pos).value();
-    r->positionsHost_.resize(static_cast<size_t>(b));
+    BatchRunnerOptions bo;
+    bo.maxTokens = options.maxBatch;
+    bo.maxSeqs = 1;
+    bo.maxPositions = r->contextLength_;
+    auto batch = BatchRunner::create(model, be, *r->kv_, bo);
+    if (!batch) return batch.status();
+    r->batch_ = std::move(batch).value();
     return r;
 }
 
@@ -68,17 +49,7 @@ ModelRunner::~ModelRunner() = default;
 
 void ModelRunner::truncate(int64_t n) {
     if (n < 0) n = 0;
-    if (n >= position_) return;
-    position_ = n;
-    kv_->truncate(n);
-}
-
-Status ModelRunner::project(int64_t row, int64_t count, float* out) {
-    const ModelConfig& c = model_->config();
-    be_->copyRows(*scratch_.x, row, count, *lastRows_);
-    be_->matmul(*model_->weights().output, *lastRows_, *logits_);
-    if (c.finalSoftcap > 0.0f) be_->softcap(*logits_, c.finalSoftcap);
-    return be_->download(*logits_, std::span<float>(out, static_cast<size_t>(count) * c.vocabSize));
+    if (n < position_) position_ = n;
 }
 
 Status ModelRunner::forward(std::span<const int32_t> tokens, LogitsMode mode, std::vector<float>& logitsOut) {
@@ -95,24 +66,20 @@ Status ModelRunner::forward(std::span<const int32_t> tokens, LogitsMode mode, st
                                                           " is outside the vocabulary (size " +
                                                           std::to_string(c.vocabSize) + ")");
     logitsOut.resize(static_cast<size_t>(mode == LogitsMode::All ? n : 1) * c.vocabSize);
-
-    Step step{*be_, c, model_->weights(), scratch_, *kv_};
     for (int64_t done = 0; done < n;) {
         const int64_t chunk = std::min<int64_t>(maxBatch_, n - done);
-        for (int64_t i = 0; i < chunk; ++i) positionsHost_[static_cast<size_t>(i)] = static_cast<int32_t>(position_ + i);
-        KESTREL_RETURN_IF_ERROR(be_->upload(*scratch_.ids, tokens.subspan(static_cast<size_t>(done), static_cast<size_t>(chunk))));
-        KESTREL_RETURN_IF_ERROR(be_->upload(*scratch_.positions, std::span<const int32_t>(positionsHost_.data(), static_cast<size_t>(chunk))));
-        model_->arch().forward(step);
+        SeqChunk ch;
+        ch.table = table_;
+        ch.start = position_;
+        ch.tokens = tokens.subspan(static_cast<size_t>(done), static_cast<size_t>(chunk));
+        const bool last = done + chunk == n;
+        ch.logits = mode == LogitsMode::All ? LogitsWanted::All : (last ? LogitsWanted::Last : LogitsWanted::None);
+        KESTREL_RETURN_IF_ERROR(batch_->step({&ch, 1}, chunkLogits_));
         position_ += chunk;
-        kv_->setLength(position_);
-        if (mode == LogitsMode::All) {
-            for (int64_t r = 0; r < chunk; r += logitRows_) {
-                const int64_t cnt = std::min<int64_t>(logitRows_, chunk - r);
-                KESTREL_RETURN_IF_ERROR(project(r, cnt, logitsOut.data() + (done + r) * c.vocabSize));
-            }
-        } else if (done + chunk == n) {
-            KESTREL_RETURN_IF_ERROR(project(chunk - 1, 1, logitsOut.data()));
-        }
+        if (mode == LogitsMode::All)
+            std::copy(chunkLogits_.begin(), chunkLogits_.end(), logitsOut.begin() + done * c.vocabSize);
+        else if (last)
+            std::copy(chunkLogits_.begin(), chunkLogits_.end(), logitsOut.begin());
         done += chunk;
     }
     return Status::ok();

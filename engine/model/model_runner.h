@@ -13,6 +13,10 @@
 // allocated by create(); a step allocates nothing (logitsOut is resized,
 // which only allocates when it grows).
 //
+// The runner owns a private KV cache of contextLength positions, reached
+// through an identity block table: one sequence, no sharing. Sequences that
+// share a pool and its prefix cache use BatchRunner with runtime::KvPool.
+//
 // Ownership: keeps the LoadedModel alive; `backend` must outlive the runner and
 // be able to read the model's weights: the backend the model was loaded on, or
 // for a CPU-loaded model any CpuBackend (CPU weights are read-only host views),
@@ -21,6 +25,7 @@
 // one runner's step at a time.
 #pragma once
 
+#include "batch_runner.h"
 #include "loaded_model.h"
 
 #include <cstdint>
@@ -59,19 +64,18 @@ public:
     const LoadedModel& model() const { return *model_; }
     const runtime::KvCache& kvCache() const { return *kv_; }
 
+    std::span<const int32_t> blockTable() const { return table_; }
+
 private:
     ModelRunner() = default;
-    Status project(int64_t row, int64_t count, float* out);
 
     std::shared_ptr<const LoadedModel> model_;
-    backend::Backend* be_ = nullptr;
     std::unique_ptr<runtime::KvCache> kv_;
-    Scratch scratch_;
-    std::unique_ptr<backend::Tensor> lastRows_, logits_;
-    std::vector<int32_t> positionsHost_;
+    std::unique_ptr<BatchRunner> batch_;
+    std::vector<int32_t> table_;
+    std::vector<float> chunkLogits_;
     int64_t contextLength_ = 0;
     int maxBatch_ = 0;
-    int logitRows_ = 0;
     int64_t position_ = 0;
 };
 

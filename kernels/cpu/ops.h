@@ -69,8 +69,11 @@ void softmax(float* x, int64_t n);
 // x = cap * tanh(x / cap).
 void softcap(float* x, int64_t n, float cap);
 
-// Storage of one layer's K or V in a contiguous cache: position p's vector for
-// kv head h starts at base + p * rowStride + h * headDim elements.
+// Storage of one layer's K or V: blocks of blockTokens positions. Token t's
+// sequence has block table tables + seqRows[t] * tableWidth; position p of kv
+// head h starts at element (table[p / blockTokens] * blockTokens + p % blockTokens)
+// * rowStride + h * headDim. With tables == nullptr the cache is one
+// contiguous slab (element p * rowStride), as tests use it.
 enum class KvType { F32, F16 };
 
 struct KvView {
@@ -78,6 +81,19 @@ struct KvView {
     void* k = nullptr;
     void* v = nullptr;
     int64_t rowStride = 0;  // elements between consecutive positions (kvHeads * headDim)
+    int32_t blockTokens = 1;
+    const int32_t* tables = nullptr;
+    const int32_t* seqRows = nullptr;  // nullptr: every token uses row 0
+    int64_t tableWidth = 0;
+
+    const int32_t* tableOf(int64_t token) const {
+        return tables ? tables + (seqRows ? seqRows[token] : 0) * tableWidth : nullptr;
+    }
+    // Element offset of position p in a sequence with block table `table`.
+    static int64_t rowOffset(const int32_t* table, int32_t blockTokens, int64_t rowStride, int64_t p) {
+        if (!table) return p * rowStride;
+        return (static_cast<int64_t>(table[p / blockTokens]) * blockTokens + p % blockTokens) * rowStride;
+    }
 };
 
 // Writes rows of k and v ([tokens, kvHeads * headDim]) at their positions.

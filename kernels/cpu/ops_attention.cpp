@@ -1,8 +1,9 @@
-// Causal grouped-query attention over a contiguous KV cache (f32 or f16).
+// Causal grouped-query attention over a paged KV cache (f32 or f16).
 //
-// Each (token, head) pair is one task: keys are scored in blocks of kBlock
-// with a running maximum and sum (online softmax), so memory use does not
-// grow with the context and no scratch is needed. The inner dot products and
+// Each (token, head) pair is one task: keys are scored a run of contiguous
+// rows at a time (at most kBlock, never crossing a KV block) with a running
+// maximum and sum (online softmax), so memory use does not grow with the
+// context and no scratch is needed. The inner dot products and
 // axpys exist twice: AVX2+FMA+F16C intrinsics, and a portable scalar version;
 // the choice is made once from cpuid.
 #include "ops.h"
@@ -99,20 +100,27 @@ struct Avx2Isa {
 };
 #endif
 
-// One query head against its kv head's keys [first, last].
+// One query head against its kv head's keys [first, last]; kBase/vBase point
+// at the head's columns of the layer's slabs.
 template <typename Isa, typename T>
-[[gnu::always_inline]] inline void attendHead(const float* q, const T* kBase, const T* vBase, int64_t rowStride,
-                                             int64_t first, int64_t last, const AttentionConfig& cfg, float* out) {
+[[gnu::always_inline]] inline void attendHead(const float* q, const T* kBase, const T* vBase, const int32_t* table,
+                                             int32_t blockTokens, int64_t rowStride, int64_t first, int64_t last,
+                                             const AttentionConfig& cfg, float* out) {
     float scores[kBlock];
     float acc[kMaxValueDim];
     std::memset(acc, 0, sizeof(float) * cfg.valueDim);
     float runMax = -std::numeric_limits<float>::infinity();
     float runSum = 0.0f;
-    for (int64_t b = first; b <= last; b += kBlock) {
-        const int n = static_cast<int>(std::min<int64_t>(kBlock, last - b + 1));
+    for (int64_t b = first; b <= last;) {
+        // A run of rows that are contiguous in memory: up to the end of b's KV block.
+        const int64_t blockEnd = table ? (b / blockTokens + 1) * blockTokens : last + 1;
+        const int n = static_cast<int>(std::min<int64_t>({kBlock, last - b + 1, blockEnd - b}));
+        const int64_t off = KvView::rowOffset(table, blockTokens, rowStride, b);
+        const T* kRun = kBase + off;
+        const T* vRun = vBase + off;
         float blockMax = -std::numeric_limits<float>::infinity();
         for (int j = 0; j < n; ++j) {
-            float s = Isa::dot(q, kBase + (b + j) * rowStride, cfg.headDim) * cfg.scale;
+            float s = Isa::dot(q, kRun + j * rowStride, cfg.headDim) * cfg.scale;
             if (cfg.softcap > 0.0f) s = cfg.softcap * std::tanh(s / cfg.softcap);
             scores[j] = s;
             blockMax = std::max(blockMax, s);
@@ -126,8 +134,9 @@ template <typename Isa, typename T>
         for (int j = 0; j < n; ++j) {
             const float p = std::exp(scores[j] - runMax);
             runSum += p;
-            Isa::axpy(acc, vBase + (b + j) * rowStride, p, cfg.valueDim);
+            Isa::axpy(acc, vRun + j * rowStride, p, cfg.valueDim);
         }
+        b += n;
     }
     const float inv = runSum > 0.0f ? 1.0f / runSum : 0.0f;
     for (int i = 0; i < cfg.valueDim; ++i) out[i] = acc[i] * inv;
@@ -151,8 +160,8 @@ template <typename Isa, typename T>
         const int64_t first = cfg.slidingWindow > 0 ? std::max<int64_t>(0, last - cfg.slidingWindow + 1) : 0;
         // K and V rows share the stride; V of kv head h sits at h * valueDim.
         attendHead<Isa, T>(q + (t * cfg.heads + h) * cfg.headDim, kAll + kvh * cfg.headDim,
-                           vAll + kvh * cfg.valueDim, cache.rowStride, first, last, cfg,
-                           out + (t * cfg.heads + h) * cfg.valueDim);
+                           vAll + kvh * cfg.valueDim, cache.tableOf(t), cache.blockTokens, cache.rowStride, first,
+                           last, cfg, out + (t * cfg.heads + h) * cfg.valueDim);
     }
 }
 
@@ -198,7 +207,7 @@ const AttendFn kAttend = pickAttend();
 void storeKv(const float* k, const float* v, int64_t tokens, const int32_t* positions, int64_t rowWidth,
              const KvView& cache) {
     for (int64_t t = 0; t < tokens; ++t) {
-        const int64_t off = static_cast<int64_t>(positions[t]) * cache.rowStride;
+        const int64_t off = KvView::rowOffset(cache.tableOf(t), cache.blockTokens, cache.rowStride, positions[t]);
         if (cache.type == KvType::F32) {
             std::memcpy(static_cast<float*>(cache.k) + off, k + t * rowWidth, sizeof(float) * rowWidth);
             std::memcpy(static_cast<float*>(cache.v) + off, v + t * rowWidth, sizeof(float) * rowWidth);

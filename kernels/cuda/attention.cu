@@ -99,6 +99,7 @@ __global__ void __launch_bounds__(kAttnWarps * 32, EPL >= 8 ? 2 : EPL == 4 ? (G 
         for (int e = 0; e < EPL; ++e) acc[g][e] = 0.0f;
     }
     const int64_t headOff = static_cast<int64_t>(kvh) * d;
+    const int32_t* table = kvTableOf(kv, t);
     for (int64_t j = start + warp; j < end; j += KPS * kAttnWarps) {
         float kk[KPS][EPL], vv[KPS][EPL];
         bool has[KPS];
@@ -107,9 +108,9 @@ __global__ void __launch_bounds__(kAttnWarps * 32, EPL >= 8 ? 2 : EPL == 4 ? (G 
             const int64_t ju = j + u * kAttnWarps;
             has[u] = ju < end;
             const int64_t jj = has[u] ? ju : j;
-            const int64_t pp = static_cast<int64_t>(kv.table[jj / kv.blockSize]) * kv.blockSize + jj % kv.blockSize;
-            loadRow<EPL>(kv, kv.k, pp * kv.rowStride + headOff, c0, d, kk[u]);
-            loadRow<EPL>(kv, kv.v, pp * kv.rowStride + headOff, c0, d, vv[u]);
+            const int64_t row = kvRowOffset(kv, table, jj);
+            loadRow<EPL>(kv, kv.k, row + headOff, c0, d, kk[u]);
+            loadRow<EPL>(kv, kv.v, row + headOff, c0, d, vv[u]);
         }
 #pragma unroll
         for (int g = 0; g < G; ++g) {

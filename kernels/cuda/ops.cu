@@ -7,9 +7,8 @@
 namespace kestrel::cuda {
 namespace {
 
-__device__ __forceinline__ int64_t kvOffset(const KvDev& kv, int64_t p) {
-    const int64_t phys = static_cast<int64_t>(kv.table[p / kv.blockSize]) * kv.blockSize + p % kv.blockSize;
-    return phys * kv.rowStride;
+__device__ __forceinline__ int64_t kvOffset(const KvDev& kv, int64_t token, int64_t p) {
+    return kvRowOffset(kv, kvTableOf(kv, token), p);
 }
 
 __device__ __forceinline__ void kvWrite(const KvDev& kv, void* base, int64_t off, float v) {
@@ -182,7 +181,7 @@ __global__ void ropeStoreHeadKernel(float* q, int64_t qCols, float* k, const flo
     if (e >= headDim) return;
     head[e] = out;
     if (isK) {
-        const int64_t off = kvOffset(kv, p) + static_cast<int64_t>(h - qHeads) * headDim + e;
+        const int64_t off = kvOffset(kv, t, p) + static_cast<int64_t>(h - qHeads) * headDim + e;
         kvWrite(kv, kv.k, off, out);
         kvWrite(kv, kv.v, off, v[t * kvCols + static_cast<int64_t>(h - qHeads) * headDim + e]);
     }
@@ -217,7 +216,7 @@ __global__ void storeKvKernel(const float* __restrict__ k, const float* __restri
     pdlWait();
     pdlTrigger();
     const int64_t t = blockIdx.x;
-    const int64_t off = kvOffset(kv, positions[t]);
+    const int64_t off = kvOffset(kv, t, positions[t]);
     for (int64_t c = threadIdx.x; c < rowWidth; c += blockDim.x) {
         kvWrite(kv, kv.k, off + c, k[t * rowWidth + c]);
         kvWrite(kv, kv.v, off + c, v[t * rowWidth + c]);
@@ -239,7 +238,7 @@ __global__ void ropeStoreKernel(float* q, int64_t qCols, float* k, const float* 
         rotatePair(head, static_cast<int>(w % pairs), pos, r);
     }
     __syncthreads();  // the block's global writes are visible to the block after the barrier
-    const int64_t off = kvOffset(kv, p);
+    const int64_t off = kvOffset(kv, t, p);
     for (int64_t c = threadIdx.x; c < kvCols; c += blockDim.x) {
         kvWrite(kv, kv.k, off + c, k[t * kvCols + c]);
         kvWrite(kv, kv.v, off + c, v[t * kvCols + c]);

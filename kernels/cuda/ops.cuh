@@ -12,16 +12,30 @@
 namespace kestrel::cuda {
 
 // The KV cache as kernels see it: positions are grouped in blocks of
-// `blockSize`; logical block i lives in physical block table[i]. Position p of
-// kv head h starts at element (table[p / bs] * bs + p % bs) * rowStride + h * headDim.
+// `blockSize`; token t's sequence has block table
+// table + seqRows[t] * tableWidth (row 0 when seqRows is null), whose entry i
+// is the physical block of positions [i * bs, (i + 1) * bs). Position p of kv
+// head h starts at element (table[p / bs] * bs + p % bs) * rowStride + h * headDim.
 struct KvDev {
     void* k = nullptr;
     void* v = nullptr;
     const int32_t* table = nullptr;
-    int32_t blockSize = 32;
+    const int32_t* seqRows = nullptr;
+    int64_t tableWidth = 0;
+    int32_t blockSize = 16;
     int64_t rowStride = 0;
     bool f16 = true;
 };
+
+#ifdef __CUDACC__
+__device__ __forceinline__ const int32_t* kvTableOf(const KvDev& kv, int64_t token) {
+    return kv.table + (kv.seqRows ? static_cast<int64_t>(kv.seqRows[token]) : 0) * kv.tableWidth;
+}
+// Element offset of position p in the sequence with block table `table`.
+__device__ __forceinline__ int64_t kvRowOffset(const KvDev& kv, const int32_t* table, int64_t p) {
+    return (static_cast<int64_t>(table[p / kv.blockSize]) * kv.blockSize + p % kv.blockSize) * kv.rowStride;
+}
+#endif
 
 // y = x / rms(x) * gamma per group of groupSize values. With `addB`: x is
 // first replaced by sum = x + addB (written to sumOut, which may be x).

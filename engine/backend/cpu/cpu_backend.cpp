@@ -46,10 +46,18 @@ CpuTensor& ct(Tensor& t) { return static_cast<CpuTensor&>(t); }
 const CpuTensor& ct(const Tensor& t) { return static_cast<const CpuTensor&>(t); }
 const int32_t* ids(const IndexTensor& t) { return static_cast<const CpuIndexTensor&>(t).data_.data(); }
 
-kernels::KvView kvView(runtime::KvCache& kv, int layer) {
+kernels::KvView kvView(runtime::KvCache& kv, int layer, const KvBatch& batch) {
     const runtime::KvLayer l = kv.layer(layer);
-    return kernels::KvView{kv.spec().storage == runtime::KvStorage::F16 ? kernels::KvType::F16 : kernels::KvType::F32,
-                           l.k, l.v, l.rowStride};
+    kernels::KvView view;
+    view.type = kv.spec().storage == runtime::KvStorage::F16 ? kernels::KvType::F16 : kernels::KvType::F32;
+    view.k = l.k;
+    view.v = l.v;
+    view.rowStride = l.rowStride;
+    view.blockTokens = l.blockTokens;
+    view.tables = ids(*batch.tables);
+    view.seqRows = batch.seqRows ? ids(*batch.seqRows) : nullptr;
+    view.tableWidth = batch.tableWidth;
+    return view;
 }
 
 }  // namespace
@@ -163,16 +171,49 @@ void CpuBackend::rope(Tensor& x, int headDim, const IndexTensor& positions, cons
     kernels::rope(data(x), x.rows(), x.cols(), headDim, ids(positions), p.dims, p.neox, invFreq, mscale, *pool_);
 }
 
-void CpuBackend::storeKv(const Tensor& k, const Tensor& v, runtime::KvCache& kv, int layer,
-                         const IndexTensor& positions) {
-    kernels::storeKv(data(k), data(v), k.rows(), ids(positions), k.cols(), kvView(kv, layer));
+void CpuBackend::storeKv(const Tensor& k, const Tensor& v, runtime::KvCache& kv, int layer, const KvBatch& batch) {
+    kernels::storeKv(data(k), data(v), k.rows(), ids(*batch.positions), k.cols(), kvView(kv, layer, batch));
 }
 
-void CpuBackend::attention(const Tensor& q, runtime::KvCache& kv, int layer, const IndexTensor& positions,
+void CpuBackend::attention(const Tensor& q, runtime::KvCache& kv, int layer, const KvBatch& batch,
                            const AttentionParams& p, Tensor& out) {
     kernels::AttentionConfig cfg{p.heads, p.kvHeads, p.headDim, p.headDim, p.scale, p.slidingWindow, p.softcap};
     out.setRows(q.rows());
-    kernels::attention(data(q), q.rows(), ids(positions), kvView(kv, layer), cfg, data(out), *pool_);
+    kernels::attention(data(q), q.rows(), ids(*batch.positions), kvView(kv, layer, batch), cfg, data(out), *pool_);
+}
+
+Status CpuBackend::copyKvBlock(runtime::KvCache& kv, int32_t srcBlock, int32_t dstBlock) {
+    const auto& spec = kv.spec();
+    KESTREL_RETURN_IF_ERROR(runtime::validateKvBlockCopy(spec, srcBlock, dstBlock));
+    const size_t blockBytes = spec.rowBytes() * static_cast<size_t>(spec.blockTokens);
+    for (int layer = 0; layer < spec.layers; ++layer) {
+        const runtime::KvLayer l = kv.layer(layer);
+        for (void* slab : {l.k, l.v}) {
+            auto* base = static_cast<uint8_t*>(slab);
+            std::memcpy(base + static_cast<size_t>(dstBlock) * blockBytes, base + static_cast<size_t>(srcBlock) * blockBytes,
+                        blockBytes);
+        }
+    }
+    return Status::ok();
+}
+
+Status CpuBackend::readKv(runtime::KvCache& kv, std::span<const int32_t> table, int64_t tokens, std::span<uint8_t> out) {
+    KESTREL_RETURN_IF_ERROR(runtime::validateKvTransfer(kv.spec(), table, tokens, out.size()));
+    runtime::forEachKvRun(kv.spec(), table.data(), tokens, [&](int layer, bool isV, size_t src, size_t dst, size_t n) {
+        const runtime::KvLayer l = kv.layer(layer);
+        std::memcpy(out.data() + dst, static_cast<const uint8_t*>(isV ? l.v : l.k) + src, n);
+    });
+    return Status::ok();
+}
+
+Status CpuBackend::writeKv(runtime::KvCache& kv, std::span<const int32_t> table, int64_t tokens,
+                           std::span<const uint8_t> in) {
+    KESTREL_RETURN_IF_ERROR(runtime::validateKvTransfer(kv.spec(), table, tokens, in.size()));
+    runtime::forEachKvRun(kv.spec(), table.data(), tokens, [&](int layer, bool isV, size_t dst, size_t src, size_t n) {
+        const runtime::KvLayer l = kv.layer(layer);
+        std::memcpy(static_cast<uint8_t*>(isV ? l.v : l.k) + dst, in.data() + src, n);
+    });
+    return Status::ok();
 }
 
 void CpuBackend::glu(const Tensor& gate, const Tensor& up, GluKind kind, Tensor& out) {

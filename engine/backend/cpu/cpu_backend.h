@@ -40,10 +40,13 @@ public:
     void addBias(Tensor& x, const Weight& bias) override;
     void rmsNorm(const Tensor& x, const Weight& gamma, float eps, Tensor& y, int groupSize) override;
     void rope(Tensor& x, int headDim, const IndexTensor& positions, const RopeParams& p) override;
-    void storeKv(const Tensor& k, const Tensor& v, runtime::KvCache& kv, int layer,
-                 const IndexTensor& positions) override;
-    void attention(const Tensor& q, runtime::KvCache& kv, int layer, const IndexTensor& positions,
-                   const AttentionParams& p, Tensor& out) override;
+    void storeKv(const Tensor& k, const Tensor& v, runtime::KvCache& kv, int layer, const KvBatch& batch) override;
+    void attention(const Tensor& q, runtime::KvCache& kv, int layer, const KvBatch& batch, const AttentionParams& p,
+                   Tensor& out) override;
+    Status copyKvBlock(runtime::KvCache& kv, int32_t srcBlock, int32_t dstBlock) override;
+    Status readKv(runtime::KvCache& kv, std::span<const int32_t> table, int64_t tokens, std::span<uint8_t> out) override;
+    Status writeKv(runtime::KvCache& kv, std::span<const int32_t> table, int64_t tokens,
+                   std::span<const uint8_t> in) override;
     void glu(const Tensor& gate, const Tensor& up, GluKind kind, Tensor& out) override;
     void add(const Tensor& a, const Tensor& b, Tensor& out) override;
     void scale(Tensor& x, float s) override;

@@ -28,9 +28,20 @@ void setKv(cuda::KvDev& d, const cuda::KvDev& s) {
     d.k = s.k;
     d.v = s.v;
     d.table = s.table;
+    d.seqRows = s.seqRows;
+    d.tableWidth = s.tableWidth;
     d.blockSize = s.blockSize;
     d.rowStride = s.rowStride;
     d.f16 = s.f16;
+}
+
+// The layer's slabs with the step's block tables.
+cuda::KvDev kvDev(runtime::KvCache& kv, int layer, const KvBatch& batch) {
+    cuda::KvDev d = static_cast<CudaKvCache&>(kv).dev(layer);
+    d.table = ci(*batch.tables).data;
+    d.seqRows = batch.seqRows ? ci(*batch.seqRows).data : nullptr;
+    d.tableWidth = batch.tableWidth;
+    return d;
 }
 
 // Writing a tensor invalidates its int8 form.
@@ -291,19 +302,18 @@ void CudaBackend::rope(Tensor& x, int headDim, const IndexTensor& positions, con
     written(x);
 }
 
-void CudaBackend::storeKv(const Tensor& k, const Tensor& v, runtime::KvCache& kv, int layer,
-                          const IndexTensor& positions) {
+void CudaBackend::storeKv(const Tensor& k, const Tensor& v, runtime::KvCache& kv, int layer, const KvBatch& batch) {
     Op op = Op::make(OpKind::StoreKv);
     op.p[0] = ct(k).data;
     op.p[1] = ct(v).data;
-    op.p[2] = ci(positions).data;
+    op.p[2] = ci(*batch.positions).data;
     op.n0 = k.rows();
     op.n1 = k.cols();
-    setKv(op.kv, static_cast<CudaKvCache&>(kv).dev(layer));
+    setKv(op.kv, kvDev(kv, layer, batch));
     record(op);
 }
 
-void CudaBackend::attention(const Tensor& q, runtime::KvCache& kv, int layer, const IndexTensor& positions,
+void CudaBackend::attention(const Tensor& q, runtime::KvCache& kv, int layer, const KvBatch& batch,
                             const AttentionParams& p, Tensor& out) {
     out.setRows(q.rows());
     auto& ot = ct(out);
@@ -337,13 +347,13 @@ void CudaBackend::attention(const Tensor& q, runtime::KvCache& kv, int layer, co
     const bool q8 = p.headDim % 32 == 0 && ensureQ8(ot).isOk();
     Op op = Op::make(OpKind::Attention);
     op.p[0] = ct(q).data;
-    op.p[1] = ci(positions).data;
+    op.p[1] = ci(*batch.positions).data;
     op.p[2] = ot.attnScratch;
     op.p[3] = ot.data;
     op.p[4] = q8 ? ot.q8 : nullptr;
     op.p[5] = q8 ? ot.q8meta : nullptr;
     op.n0 = tokens;
-    setKv(op.kv, static_cast<CudaKvCache&>(kv).dev(layer));
+    setKv(op.kv, kvDev(kv, layer, batch));
     op.attn = a;
     record(op);
     ot.q8Rows = q8 ? out.rows() : -1;

@@ -65,28 +65,22 @@ private:
     int device_;
 };
 
-// Device KV cache: blocks of kKvBlock positions, reached through a block
-// table (the identity for now: blocks are allocated contiguously, so layer()
-// still describes a position-major slab).
-constexpr int32_t kKvBlock = 32;
-
+// Device KV cache: per layer a K and a V slab of spec.blocks() blocks; the
+// block tables of a step come from its KvBatch.
 class CudaKvCache final : public runtime::KvCache {
 public:
     ~CudaKvCache() override;
     const runtime::KvCacheSpec& spec() const override { return spec_; }
     int device() const override { return device_; }
-    int64_t length() const override { return length_; }
-    void setLength(int64_t n) override { length_ = n; }
     runtime::KvLayer layer(int index) override;
     size_t bytes() const override { return bytes_; }
+    // The layer's slabs, without tables (the op fills those from its KvBatch).
     cuda::KvDev dev(int layer);
 
     runtime::KvCacheSpec spec_;
     int device_ = 0;
-    int64_t length_ = 0;
     size_t bytes_ = 0, layerBytes_ = 0;
     void* memory = nullptr;
-    int32_t* table = nullptr;
 };
 
 enum class OpKind : int32_t {

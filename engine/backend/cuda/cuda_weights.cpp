@@ -122,14 +122,12 @@ Result<std::unique_ptr<Weight>> CudaBackend::uploadWeight(const gguf::TensorInfo
     return std::unique_ptr<Weight>(std::move(w));
 }
 
-CudaKvCache::~CudaKvCache() {
-    cudaFree(memory);
-    cudaFree(table);
-}
+CudaKvCache::~CudaKvCache() { cudaFree(memory); }
 
 runtime::KvLayer CudaKvCache::layer(int index) {
     auto* base = static_cast<uint8_t*>(memory) + static_cast<size_t>(index) * 2 * layerBytes_;
-    return runtime::KvLayer{base, base + layerBytes_, static_cast<int64_t>(spec_.kvHeads) * spec_.headDim};
+    return runtime::KvLayer{base, base + layerBytes_, static_cast<int64_t>(spec_.kvHeads) * spec_.headDim,
+                            spec_.blockTokens};
 }
 
 cuda::KvDev CudaKvCache::dev(int index) {
@@ -137,27 +135,23 @@ cuda::KvDev CudaKvCache::dev(int index) {
     cuda::KvDev d;
     d.k = l.k;
     d.v = l.v;
-    d.table = table;
-    d.blockSize = kKvBlock;
+    d.blockSize = spec_.blockTokens;
     d.rowStride = l.rowStride;
     d.f16 = spec_.storage == runtime::KvStorage::F16;
     return d;
 }
 
 Result<std::unique_ptr<runtime::KvCache>> CudaBackend::createKvCache(const runtime::KvCacheSpec& spec) {
-    if (spec.layers <= 0 || spec.kvHeads <= 0 || spec.headDim <= 0 || spec.capacity <= 0)
-        return Status(ErrorCode::InvalidArgument, "KV cache: layers, heads, head size and capacity must be positive");
+    KESTREL_RETURN_IF_ERROR(runtime::validateKvSpec(spec));
     if (spec.headDim > 256)
         return Status(ErrorCode::Unsupported, "the CUDA attention kernel supports head sizes up to 256, the model has " +
                                                   std::to_string(spec.headDim));
     cudaSetDevice(device_);
     auto kv = std::make_unique<CudaKvCache>();
     kv->spec_ = spec;
+    kv->spec_.capacity = spec.blocks() * spec.blockTokens;
     kv->device_ = device_;
-    const int64_t blocks = (spec.capacity + kKvBlock - 1) / kKvBlock;
-    const size_t elem = spec.storage == runtime::KvStorage::F16 ? 2 : 4;
-    const size_t row = static_cast<size_t>(spec.kvHeads) * static_cast<size_t>(spec.headDim);
-    kv->layerBytes_ = (static_cast<size_t>(blocks * kKvBlock) * row * elem + 255) / 256 * 256;
+    kv->layerBytes_ = (static_cast<size_t>(kv->spec_.capacity) * spec.rowBytes() + 255) / 256 * 256;
     kv->bytes_ = kv->layerBytes_ * 2 * static_cast<size_t>(spec.layers);
     if (cudaError_t e = cudaMalloc(&kv->memory, kv->bytes_); e != cudaSuccess) {
         cudaGetLastError();
@@ -167,11 +161,6 @@ Result<std::unique_ptr<runtime::KvCache>> CudaBackend::createKvCache(const runti
                                                   " positions: it needs " + mib(kv->bytes_) + ", " + mib(freeB) +
                                                   " are free (use a shorter context)");
     }
-    std::vector<int32_t> identity(static_cast<size_t>(blocks));
-    for (int64_t i = 0; i < blocks; ++i) identity[static_cast<size_t>(i)] = static_cast<int32_t>(i);
-    KESTREL_RETURN_IF_ERROR(check(cudaMalloc(&kv->table, sizeof(int32_t) * identity.size()), "allocating the KV block table"));
-    KESTREL_RETURN_IF_ERROR(check(cudaMemcpy(kv->table, identity.data(), sizeof(int32_t) * identity.size(),
-                                             cudaMemcpyHostToDevice), "uploading the KV block table"));
     return std::unique_ptr<runtime::KvCache>(std::move(kv));
 }
 

@@ -276,9 +276,16 @@ void checkAttention(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
                           {16, 1, 128, false, 0, 0.0f, runtime::KvStorage::F16, 1000}};
     for (const Case& c : cases) {
         const int64_t qDim = int64_t(c.heads) * c.headDim, kvDim = int64_t(c.kvHeads) * c.headDim;
-        runtime::KvCacheSpec spec{1, c.kvHeads, c.headDim, c.prefill + 8, c.storage};
+        // Two sequences share the cache; their blocks are shuffled and dealt
+        // out, so the paged indirection is what both backends read.
+        const int64_t blocksPerSeq = (c.prefill + 8 + runtime::kDefaultKvBlockTokens - 1) / runtime::kDefaultKvBlockTokens;
+        runtime::KvCacheSpec spec{1, c.kvHeads, c.headDim, 2 * blocksPerSeq * runtime::kDefaultKvBlockTokens, c.storage};
         auto kc = std::move(p.cpu->createKvCache(spec)).value();
         auto kg = std::move(p.gpu->createKvCache(spec)).value();
+        std::vector<int32_t> tables(static_cast<size_t>(2 * blocksPerSeq));
+        for (size_t i = 0; i < tables.size(); ++i) tables[i] = int32_t(i);
+        std::shuffle(tables.begin(), tables.end(), rng);
+        IPair tb = makeI(p, tables, int64_t(tables.size()));
         backend::RopeParams rope;
         rope.dims = c.headDim == 80 ? 64 : c.headDim;  // partial rotation on one case
         rope.base = 10000.0f;
@@ -288,12 +295,19 @@ void checkAttention(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
                                 std::to_string(c.headDim) + (c.neox ? ", neox" : "") +
                                 (c.window ? ", window " + std::to_string(c.window) : "") + (c.softcap > 0 ? ", softcap" : "") +
                                 (c.storage == runtime::KvStorage::F32 ? ", f32 cache" : "");
-        // Two steps: a prefill of c.prefill tokens, then one decode token.
-        int64_t pos = 0;
-        for (int64_t tokens : {int64_t(c.prefill), int64_t(1)}) {
-            std::vector<int32_t> positions(static_cast<size_t>(tokens));
-            for (int64_t i = 0; i < tokens; ++i) positions[size_t(i)] = int32_t(pos + i);
-            IPair ps = makeI(p, positions, tokens);
+        // Two steps, each holding both sequences: a prefill (c.prefill tokens of
+        // sequence 0, half as many of sequence 1), then one decode token each.
+        int64_t pos[2] = {0, 0};
+        for (int step = 0; step < 2; ++step) {
+            const int64_t n[2] = {step == 0 ? int64_t(c.prefill) : 1, step == 0 ? int64_t(c.prefill / 2 + 1) : 1};
+            const int64_t tokens = n[0] + n[1];
+            std::vector<int32_t> positions, rows;
+            for (int sq = 0; sq < 2; ++sq)
+                for (int64_t i = 0; i < n[sq]; ++i) {
+                    positions.push_back(int32_t(pos[sq] + i));
+                    rows.push_back(sq);
+                }
+            IPair ps = makeI(p, positions, tokens), rs = makeI(p, rows, tokens);
             auto qv = randomVec(size_t(tokens * qDim), rng), kv = randomVec(size_t(tokens * kvDim), rng),
                  vv = randomVec(size_t(tokens * kvDim), rng);
             TPair q = makeT(p, tokens, qDim, &qv), k = makeT(p, tokens, kvDim, &kv), v = makeT(p, tokens, kvDim, &vv);
@@ -305,18 +319,20 @@ void checkAttention(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
                 Tensor& K = gpu ? *k.g : *k.c;
                 auto& ids = gpu ? *ps.g : *ps.c;
                 auto& cache = gpu ? *kg : *kc;
+                const backend::KvBatch batch{&ids, gpu ? rs.g.get() : rs.c.get(), gpu ? tb.g.get() : tb.c.get(),
+                                             int32_t(blocksPerSeq)};
                 b->rope(Q, c.headDim, ids, rope);  // rope q, rope k, store: one kernel on the GPU
                 b->rope(K, c.headDim, ids, rope);
-                b->storeKv(K, gpu ? *v.g : *v.c, cache, 0, ids);
-                b->attention(Q, cache, 0, ids, ap, gpu ? *o.g : *o.c);
+                b->storeKv(K, gpu ? *v.g : *v.c, cache, 0, batch);
+                b->attention(Q, cache, 0, batch, ap, gpu ? *o.g : *o.c);
             }
-            const std::string step = tokens > 1 ? " prefill " + std::to_string(tokens) : " decode at " + std::to_string(pos);
-            out.push_back(compare(p, q, "rope q (" + tag + ")" + step, 1e-5));
+            const std::string when = step == 0 ? " prefill " + std::to_string(n[0]) + "+" + std::to_string(n[1])
+                                                : " decode at " + std::to_string(pos[0]) + "/" + std::to_string(pos[1]);
+            out.push_back(compare(p, q, "rope q (" + tag + ")" + when, 1e-5));
             // F16 cache on both sides; the softmax uses __expf on the GPU: 1e-3.
-            out.push_back(compare(p, o, "attention (" + tag + ")" + step, 1e-3));
-            pos += tokens;
-            kc->setLength(pos);
-            kg->setLength(pos);
+            out.push_back(compare(p, o, "attention, 2 paged sequences (" + tag + ")" + when, 1e-3));
+            pos[0] += n[0];
+            pos[1] += n[1];
         }
     }
 }

@@ -6,6 +6,7 @@
 
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -201,11 +202,15 @@ private slots:
         QTest::addColumn<int>("headDim");
         QTest::addColumn<int>("window");
         QTest::addColumn<float>("softcapValue");
-        QTest::newRow("f32 gqa 9/3 d64") << false << 9 << 3 << 64 << 0 << 0.0f;
-        QTest::newRow("f16 gqa 9/3 d64") << true << 9 << 3 << 64 << 0 << 0.0f;
-        QTest::newRow("f16 mqa 4/1 d256 window 37") << true << 4 << 1 << 256 << 37 << 0.0f;
-        QTest::newRow("f32 mha 2/2 d20 softcap") << false << 2 << 2 << 20 << 0 << 30.0f;
-        QTest::newRow("f32 3/1 d13 window 5") << false << 3 << 1 << 13 << 5 << 0.0f;
+        QTest::addColumn<int>("blockTokens");  // 0: one contiguous slab; else shuffled blocks of that size
+        QTest::newRow("f32 gqa 9/3 d64") << false << 9 << 3 << 64 << 0 << 0.0f << 0;
+        QTest::newRow("f16 gqa 9/3 d64") << true << 9 << 3 << 64 << 0 << 0.0f << 0;
+        QTest::newRow("f16 mqa 4/1 d256 window 37") << true << 4 << 1 << 256 << 37 << 0.0f << 0;
+        QTest::newRow("f32 mha 2/2 d20 softcap") << false << 2 << 2 << 20 << 0 << 30.0f << 0;
+        QTest::newRow("f32 3/1 d13 window 5") << false << 3 << 1 << 13 << 5 << 0.0f << 0;
+        QTest::newRow("paged 16 f16 gqa 9/3 d64") << true << 9 << 3 << 64 << 0 << 0.0f << 16;
+        QTest::newRow("paged 16 f32 3/1 d13 window 5") << false << 3 << 1 << 13 << 5 << 0.0f << 16;
+        QTest::newRow("paged 7 f16 mqa 4/1 d256 window 37") << true << 4 << 1 << 256 << 37 << 0.0f << 7;
     }
     void attentionMatchesReference() {
         QFETCH(bool, f16);
@@ -214,6 +219,7 @@ private slots:
         QFETCH(int, headDim);
         QFETCH(int, window);
         QFETCH(float, softcapValue);
+        QFETCH(int, blockTokens);
         // 150 cached positions (more than two 64-key blocks), then 11 new tokens at 150..160.
         const int past = 150, tokens = 11, total = past + tokens;
         const int rowW = kvHeads * headDim;
@@ -224,8 +230,19 @@ private slots:
         std::vector<int32_t> allPos(total);
         for (int i = 0; i < total; ++i) allPos[i] = i;
 
-        std::vector<uint8_t> kStore(static_cast<size_t>(total * rowW) * 4), vStore(kStore.size());
+        // Paged: 3 spare blocks, the table a random permutation, so rows of
+        // neighbouring positions are far apart and an indirection bug shows.
+        const int blocks = blockTokens ? (total + blockTokens - 1) / blockTokens + 3 : 1;
+        std::vector<int32_t> table(static_cast<size_t>(blocks));
+        for (int i = 0; i < blocks; ++i) table[size_t(i)] = i;
+        std::shuffle(table.begin(), table.end(), rng);
+        const size_t rowsHeld = blockTokens ? size_t(blocks) * size_t(blockTokens) : size_t(total);
+        std::vector<uint8_t> kStore(rowsHeld * size_t(rowW) * 4), vStore(kStore.size());
         KvView view{f16 ? KvType::F16 : KvType::F32, kStore.data(), vStore.data(), rowW};
+        if (blockTokens) {
+            view.blockTokens = blockTokens;
+            view.tables = table.data();
+        }
         storeKv(kAll.data(), vAll.data(), past, allPos.data(), rowW, view);
         storeKv(kAll.data() + past * rowW, vAll.data() + past * rowW, tokens, allPos.data() + past, rowW, view);
         if (f16)  // the reference sees what the cache holds

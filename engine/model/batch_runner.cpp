@@ -1,0 +1,157 @@
+#include "batch_runner.h"
+
+#include <algorithm>
+
+namespace kestrel::model {
+
+Result<std::unique_ptr<BatchRunner>> BatchRunner::create(std::shared_ptr<const LoadedModel> model, backend::Backend& be,
+                                                         runtime::KvCache& kv, const BatchRunnerOptions& options) {
+    if (!model) return Status(ErrorCode::InvalidArgument, "no model");
+    if (options.maxTokens <= 0 || options.maxSeqs <= 0 || options.maxPositions < 0)
+        return Status(ErrorCode::InvalidArgument, "batch runner: maxTokens and maxSeqs must be positive");
+    const ModelConfig& c = model->config();
+    const auto& ks = kv.spec();
+    if (ks.layers != c.nLayer || ks.kvHeads != c.nHeadKv || ks.headDim != c.headDim)
+        return Status(ErrorCode::InvalidArgument, "batch runner: the KV cache was made for another model shape");
+    auto r = std::unique_ptr<BatchRunner>(new BatchRunner());
+    r->model_ = model;
+    r->be_ = &be;
+    r->kv_ = &kv;
+    r->maxTokens_ = options.maxTokens;
+    r->maxSeqs_ = std::min(options.maxSeqs, options.maxTokens);
+    r->maxPositions_ = options.maxPositions ? options.maxPositions : c.contextLength;
+    // Logits are projected a few rows at a time: a 262k vocabulary times a full
+    // batch would dominate the scratch memory. 16 rows cover a full decode step
+    // of 16 sequences in one pass over the output matrix.
+    r->logitRows_ = std::min(options.maxTokens, 16);
+
+    Scratch& s = r->scratch_;
+    s.tableWidth = static_cast<int32_t>((r->maxPositions_ + ks.blockTokens - 1) / ks.blockTokens);
+    const int64_t b = options.maxTokens;
+    const int64_t qDim = static_cast<int64_t>(c.nHead) * c.headDim;
+    const int64_t kvDim = static_cast<int64_t>(c.nHeadKv) * c.headDim;
+    struct Want {
+        std::unique_ptr<backend::Tensor>* t;
+        int64_t rows, cols;
+    };
+    const Want wants[] = {{&s.x, b, c.nEmbd},   {&s.xn, b, c.nEmbd},  {&s.q, b, qDim},      {&s.k, b, kvDim},
+                          {&s.v, b, kvDim},     {&s.attn, b, qDim},   {&s.tmp, b, c.nEmbd}, {&s.gate, b, c.nFf},
+                          {&s.up, b, c.nFf},    {&r->lastRows_, r->logitRows_, c.nEmbd},
+                          {&r->logits_, r->logitRows_, c.vocabSize}};
+    for (const Want& w : wants) {
+        auto t = be.createTensor(w.rows, w.cols);
+        if (!t) return t.status();
+        *w.t = std::move(t).value();
+    }
+    struct WantIdx {
+        std::unique_ptr<backend::IndexTensor>* t;
+        int64_t size;
+    };
+    const WantIdx idx[] = {{&s.ids, b}, {&s.positions, b}, {&s.seqRows, b},
+                           {&s.tables, static_cast<int64_t>(r->maxSeqs_) * s.tableWidth}};
+    for (const WantIdx& w : idx) {
+        auto t = be.createIndexTensor(w.size);
+        if (!t) return t.status();
+        *w.t = std::move(t).value();
+    }
+    r->ids_.reserve(static_cast<size_t>(b));
+    r->positions_.reserve(static_cast<size_t>(b));
+    r->seqRows_.reserve(static_cast<size_t>(b));
+    r->tables_.resize(static_cast<size_t>(r->maxSeqs_) * static_cast<size_t>(s.tableWidth));
+    return r;
+}
+
+BatchRunner::~BatchRunner() = default;
+
+Status BatchRunner::validate(std::span<const SeqChunk> chunks) const {
+    const ModelConfig& c = model_->config();
+    const auto& ks = kv_->spec();
+    if (chunks.empty()) return Status(ErrorCode::InvalidArgument, "forward: no tokens");
+    if (static_cast<int>(chunks.size()) > maxSeqs_)
+        return Status(ErrorCode::InvalidArgument, "forward: " + std::to_string(chunks.size()) +
+                                                      " sequences in one step; the runner holds " +
+                                                      std::to_string(maxSeqs_));
+    int64_t total = 0;
+    for (const SeqChunk& ch : chunks) {
+        const auto n = static_cast<int64_t>(ch.tokens.size());
+        if (n == 0) return Status(ErrorCode::InvalidArgument, "forward: a sequence has no tokens");
+        total += n;
+        if (ch.start < 0 || ch.start + n > maxPositions_)
+            return Status(ErrorCode::InvalidArgument, "context full: " + std::to_string(ch.start) + " tokens + " +
+                                                          std::to_string(n) + " new exceed the context length of " +
+                                                          std::to_string(maxPositions_));
+        const int64_t blocksNeeded = (ch.start + n + ks.blockTokens - 1) / ks.blockTokens;
+        if (blocksNeeded > static_cast<int64_t>(ch.table.size()))
+            return Status(ErrorCode::Internal, "forward: the block table does not cover the new positions");
+        for (int64_t i = 0; i < blocksNeeded; ++i)
+            if (ch.table[static_cast<size_t>(i)] < 0 || ch.table[static_cast<size_t>(i)] >= ks.blocks())
+                return Status(ErrorCode::Internal, "forward: block id outside the KV cache");
+        for (int32_t id : ch.tokens)
+            if (id < 0 || id >= c.vocabSize)
+                return Status(ErrorCode::InvalidArgument, "token id " + std::to_string(id) +
+                                                              " is outside the vocabulary (size " +
+                                                              std::to_string(c.vocabSize) + ")");
+    }
+    if (total > maxTokens_)
+        return Status(ErrorCode::InvalidArgument, "forward: " + std::to_string(total) +
+                                                      " tokens in one step; the runner holds " +
+                                                      std::to_string(maxTokens_));
+    return Status::ok();
+}
+
+Status BatchRunner::project(int64_t row, int64_t count, float* out) {
+    const ModelConfig& c = model_->config();
+    be_->copyRows(*scratch_.x, row, count, *lastRows_);
+    be_->matmul(*model_->weights().output, *lastRows_, *logits_);
+    if (c.finalSoftcap > 0.0f) be_->softcap(*logits_, c.finalSoftcap);
+    return be_->download(*logits_, std::span<float>(out, static_cast<size_t>(count) * c.vocabSize));
+}
+
+Status BatchRunner::step(std::span<const SeqChunk> chunks, std::vector<float>& logitsOut) {
+    KESTREL_RETURN_IF_ERROR(validate(chunks));
+    const ModelConfig& c = model_->config();
+    const int32_t blockTokens = kv_->spec().blockTokens;
+    const int32_t width = scratch_.tableWidth;
+
+    // Host copies of the step's indices; `wanted` lists the rows whose logits return, ascending.
+    ids_.clear();
+    positions_.clear();
+    seqRows_.clear();
+    std::vector<int64_t> wanted;
+    for (size_t si = 0; si < chunks.size(); ++si) {
+        const SeqChunk& ch = chunks[si];
+        const auto n = static_cast<int64_t>(ch.tokens.size());
+        const auto firstRow = static_cast<int64_t>(ids_.size());
+        for (int64_t i = 0; i < n; ++i) {
+            ids_.push_back(ch.tokens[static_cast<size_t>(i)]);
+            positions_.push_back(static_cast<int32_t>(ch.start + i));
+            seqRows_.push_back(static_cast<int32_t>(si));
+        }
+        const int64_t blocksNeeded = (ch.start + n + blockTokens - 1) / blockTokens;
+        std::copy_n(ch.table.begin(), blocksNeeded, tables_.begin() + static_cast<int64_t>(si) * width);
+        if (ch.logits == LogitsWanted::Last) wanted.push_back(firstRow + n - 1);
+        if (ch.logits == LogitsWanted::All)
+            for (int64_t i = 0; i < n; ++i) wanted.push_back(firstRow + i);
+    }
+    logitsOut.resize(wanted.size() * static_cast<size_t>(c.vocabSize));
+
+    Scratch& s = scratch_;
+    KESTREL_RETURN_IF_ERROR(be_->upload(*s.ids, ids_));
+    KESTREL_RETURN_IF_ERROR(be_->upload(*s.positions, positions_));
+    KESTREL_RETURN_IF_ERROR(be_->upload(*s.seqRows, seqRows_));
+    KESTREL_RETURN_IF_ERROR(
+        be_->upload(*s.tables, std::span<const int32_t>(tables_.data(), chunks.size() * static_cast<size_t>(width))));
+    Step st{*be_, c, model_->weights(), s, *kv_};
+    model_->arch().forward(st);
+
+    // Runs of adjacent wanted rows, at most logitRows_ per projection.
+    for (size_t i = 0; i < wanted.size();) {
+        size_t j = i + 1;
+        while (j < wanted.size() && wanted[j] == wanted[j - 1] + 1 && static_cast<int>(j - i) < logitRows_) ++j;
+        KESTREL_RETURN_IF_ERROR(project(wanted[i], static_cast<int64_t>(j - i), logitsOut.data() + i * c.vocabSize));
+        i = j;
+    }
+    return Status::ok();
+}
+
+}  // namespace kestrel::model
