@@ -13,7 +13,7 @@ if [ -d .devcarry/debs ]; then
   export PKG_CONFIG_PATH=/tmp/sys/usr/lib/x86_64-linux-gnu/pkgconfig PKG_CONFIG_SYSROOT_DIR=/tmp/sys
   export LD_LIBRARY_PATH=/tmp/sys/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
 fi
-cmake -S . -B $B -G Ninja -DKESTREL_BUILD_APP=OFF -DKESTREL_BUILD_TESTS=OFF -DKESTREL_CUDA_ARCHS=90 > $OUTDIR/cmake.txt 2>&1 || { tail -30 $OUTDIR/cmake.txt; exit 1; }
+cmake -S . -B $B -G Ninja -DKESTREL_BUILD_APP=OFF -DKESTREL_BUILD_TESTS=OFF -DKESTREL_CUDA_ARCHS=90 -DCMAKE_PREFIX_PATH=/tmp/sys/usr > $OUTDIR/cmake.txt 2>&1 || { tail -30 $OUTDIR/cmake.txt; exit 1; }
 ninja -C $B kestrel-cli kestrel-cuda-check 2>&1 | grep -E "error|FAILED" ; test -x $B/app/cli/kestrel-cli || exit 1
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem --format=csv
 CLI=$B/app/cli/kestrel-cli

@@ -14,7 +14,7 @@ if [ -d .devcarry/debs ]; then
   export LD_LIBRARY_PATH=/tmp/sys/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
 fi
 t0=$(date +%s)
-cmake -S . -B $B -G Ninja -DKESTREL_BUILD_APP=OFF -DKESTREL_BUILD_TESTS=OFF -DKESTREL_CUDA_ARCHS=90 > $OUTDIR/cmake.txt 2>&1 || { tail -30 $OUTDIR/cmake.txt; exit 1; }
+cmake -S . -B $B -G Ninja -DKESTREL_BUILD_APP=OFF -DKESTREL_BUILD_TESTS=OFF -DKESTREL_CUDA_ARCHS=90 -DCMAKE_PREFIX_PATH=/tmp/sys/usr > $OUTDIR/cmake.txt 2>&1 || { tail -30 $OUTDIR/cmake.txt; exit 1; }
 ninja -C $B kestrel-cli kestrel-cuda-check > $OUTDIR/build.txt 2>&1 || { grep -E "error" -A3 $OUTDIR/build.txt | head -40; exit 1; }
 echo "build: $(( $(date +%s) - t0 )) s"
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem,driver_version --format=csv,noheader
