@@ -127,6 +127,8 @@ class Backend {
 public:
     virtual ~Backend() = default;
     virtual std::string name() const = 0;
+    // Memory free for caches on this backend's device (host RAM for the CPU).
+    virtual uint64_t availableMemoryBytes() const = 0;
 
     // A weight from the file; the CPU backend keeps a pointer into the mapping
     // (the GgufFile must outlive the weight). Rejects types it cannot compute with.

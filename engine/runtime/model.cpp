@@ -5,6 +5,7 @@
 #endif
 #include "model_impl.h"
 
+#include <algorithm>
 #include <thread>
 
 namespace kestrel {
@@ -25,6 +26,30 @@ Result<std::unique_ptr<backend::Backend>> createBackend(const std::string& devic
     }
     return Status(ErrorCode::InvalidArgument, "unknown device '" + device + "' (expected cpu, cuda or cuda:N)");
 }
+
+namespace {
+
+// The pool's size: the setting, or a share of free memory (see LoadOptions).
+Result<runtime::KvPoolOptions> kvPoolOptionsFor(const LoadOptions& load, const model::ModelConfig& c,
+                                                const backend::Backend& be) {
+    runtime::KvPoolOptions o;
+    o.modelPath = load.path;
+    const int64_t trained = c.contextLength > 0 ? c.contextLength : 4096;
+    const bool gpu = be.name().rfind("cuda", 0) == 0;
+    const uint64_t perToken = uint64_t(2) * uint64_t(c.nLayer) * uint64_t(c.nHeadKv) * uint64_t(c.headDim) * 2;
+    if (load.kvPoolTokens < 0) return Status(ErrorCode::InvalidArgument, "kvPoolTokens must be >= 0");
+    if (load.kvPoolTokens > 0) {
+        o.tokens = load.kvPoolTokens;
+    } else {
+        const int64_t cap = gpu ? 65536 : 32768;
+        const int64_t byMemory = static_cast<int64_t>(static_cast<double>(be.availableMemoryBytes()) * 0.4 / double(perToken));
+        o.tokens = std::max<int64_t>(std::min({std::max<int64_t>(trained, 16384), cap, byMemory}), 4096);
+    }
+    o.maxPositions = std::min(trained, o.tokens);
+    return o;
+}
+
+}  // namespace
 
 Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Model::~Model() = default;
@@ -60,6 +85,14 @@ Result<std::shared_ptr<Model>> Model::load(const LoadOptions& options) {
                           " tokens but the model's output has " + std::to_string(impl->loaded->config().vocabSize));
     }
     impl->info = describeModel(*impl->file, impl->loaded->config(), impl->backend->name());
+
+    auto poolOptions = kvPoolOptionsFor(options, impl->loaded->config(), *impl->backend);
+    if (!poolOptions) return poolOptions.status();
+    auto pool = runtime::KvPool::create(impl->loaded, *impl->backend, poolOptions.value());
+    if (!pool) return pool.status();
+    impl->pool = std::move(pool).value();
+    if (!options.snapshotDir.empty())
+        impl->snapshots = std::make_unique<runtime::SnapshotStore>(options.snapshotDir, options.snapshotMaxBytes);
     if (options.onProgress) options.onProgress(1.0f);
     return std::shared_ptr<Model>(new Model(std::move(impl)));
 }

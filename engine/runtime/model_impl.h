@@ -5,6 +5,7 @@
 #include "backend.h"
 #include "gguf_file.h"
 #include "kestrel/engine.h"
+#include "kv_pool.h"
 #include "loaded_model.h"
 #include "tokenizer.h"
 
@@ -20,9 +21,10 @@ struct Model::Impl {
     std::unique_ptr<Tokenizer> tokenizer;       // null when the vocabulary type is not supported yet
     Status tokenizerStatus;                     // why it is null
     ModelInfo info;
-    // The backend runs one op at a time, so sessions of this model take turns
-    // per forward call (the continuous-batching scheduler will replace this).
-    std::mutex forwardMutex;
+    // KV memory and prefix cache of all sessions; its mutex serialises steps
+    // (the backend runs one op at a time). Declared after `loaded`: destroyed first.
+    std::unique_ptr<runtime::KvPool> pool;
+    std::unique_ptr<runtime::SnapshotStore> snapshots;  // null without LoadOptions::snapshotDir
 };
 
 // Parses "cpu", "cuda", "cuda:N"; the CUDA backend is not built yet.

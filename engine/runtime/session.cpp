@@ -1,12 +1,12 @@
 // kestrel::Session: one conversation's KV state and the generation loop.
 //
-// generate() reuses the longest common prefix of the new prompt with the
-// tokens already in the KV cache, prefills the rest in chunks (checking for
-// cancellation between chunks), then samples and decodes one token per step
-// until a stop condition. Text reaches the callback only in whole UTF-8
+// A session is one sequence of the model's shared KV pool. generate() reuses
+// the longest prefix of the new prompt that the session still holds or that
+// the pool's prefix cache has from any other sequence, prefills the rest in
+// chunks (checking for cancellation between chunks), then samples and decodes
+// one token per step until a stop condition. Text reaches the callback only in whole UTF-8
 // characters, and never as part of a stop string.
 #include "model_impl.h"
-#include "model_runner.h"
 #include "reasoning_splitter.h"
 #include "sampler.h"
 #include "stop_matcher.h"
@@ -29,28 +29,43 @@ constexpr int32_t kDefaultContext = 4096;
 
 struct Session::Impl {
     std::shared_ptr<Model> model;
-    std::unique_ptr<model::ModelRunner> runner;
-    std::vector<TokenId> tokens;  // what the KV cache holds, position by position
+    runtime::KvPool* pool = nullptr;
+    int32_t seq = -1;
+    int64_t context = 0;
+    std::vector<TokenId> tokens;  // what the sequence holds, position by position (a copy of the pool's)
     std::vector<float> logits;
     std::atomic<bool> cancelRequested{false};
     int32_t batchSize = 256;
 
-    // Appends tokens to the cache; logits of the last one land in `logits`.
-    Status append(std::span<const TokenId> ids, model::LogitsMode mode, bool checkCancel) {
+    ~Impl() {
+        if (pool) pool->close(seq);  // full blocks stay in the prefix cache
+    }
+
+    void syncTokens() { tokens = pool->tokens(seq); }
+
+    // Appends tokens to the sequence; logits of the last one (or of all) land in `logits`.
+    Status append(std::span<const TokenId> ids, model::LogitsWanted wanted, bool checkCancel) {
+        if (static_cast<int64_t>(tokens.size() + ids.size()) > context)
+            return Status(ErrorCode::InvalidArgument, "context full: " + std::to_string(tokens.size()) + " tokens + " +
+                                                          std::to_string(ids.size()) +
+                                                          " new exceed the context length of " + std::to_string(context));
+        std::vector<float> chunkLogits;
+        if (wanted == model::LogitsWanted::All) logits.clear();
         for (size_t start = 0; start < ids.size(); start += size_t(batchSize)) {
             if (checkCancel && cancelRequested.load(std::memory_order_relaxed))
                 return Status(ErrorCode::Cancelled, "cancelled");
             const auto chunk = ids.subspan(start, std::min(ids.size() - start, size_t(batchSize)));
-            Status s;
-            {
-                std::lock_guard lock(model->impl().forwardMutex);
-                s = runner->forward(chunk, mode, logits);
-            }
+            const bool last = start + chunk.size() == ids.size();
+            const runtime::PoolChunk pc{seq, chunk,
+                                        wanted == model::LogitsWanted::All ? wanted
+                                        : last                             ? wanted
+                                                                           : model::LogitsWanted::None};
+            Status s = pool->step({&pc, 1}, wanted == model::LogitsWanted::All ? chunkLogits : logits);
             if (!s.isOk()) {
-                // The runner keeps the cache consistent; drop what it did not store.
-                tokens.resize(size_t(runner->position()));
+                syncTokens();  // the pool keeps the sequence consistent; mirror what it stored
                 return s;
             }
+            if (wanted == model::LogitsWanted::All) logits.insert(logits.end(), chunkLogits.begin(), chunkLogits.end());
             tokens.insert(tokens.end(), chunk.begin(), chunk.end());
         }
         return Status::ok();
@@ -62,6 +77,7 @@ Session::~Session() = default;
 
 Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<Model> model, const SessionOptions& options) {
     if (!model) return Status(ErrorCode::InvalidArgument, "no model");
+    runtime::KvPool& pool = *model->impl().pool;
     const auto& config = model->impl().loaded->config();
     const int64_t trained = config.contextLength > 0 ? config.contextLength : kDefaultContext;
     int64_t context = options.contextLength > 0 ? options.contextLength : std::min<int64_t>(trained, kDefaultContext);
@@ -69,13 +85,18 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<Model> model, c
         return Status(ErrorCode::InvalidArgument, "context length " + std::to_string(context) +
                                                       " is longer than the model was trained for (" +
                                                       std::to_string(trained) + " tokens)");
+    if (context > pool.maxPositions())
+        return Status(ErrorCode::InvalidArgument, "context length " + std::to_string(context) +
+                                                      " does not fit the KV pool (" +
+                                                      std::to_string(pool.maxPositions()) +
+                                                      " positions; raise the KV pool size)");
     if (options.batchSize < 1) return Status(ErrorCode::InvalidArgument, "batch size must be >= 1");
 
     auto impl = std::make_unique<Impl>();
-    impl->batchSize = options.batchSize;
-    auto runner = model::ModelRunner::create(model->impl().loaded, *model->impl().backend, context, options.batchSize);
-    if (!runner) return runner.status();
-    impl->runner = std::move(runner).value();
+    impl->batchSize = std::min(options.batchSize, pool.maxStepTokens());
+    impl->context = context;
+    impl->pool = &pool;
+    impl->seq = pool.open();
     impl->model = std::move(model);
     impl->tokens.reserve(size_t(context));
     return std::unique_ptr<Session>(new Session(std::move(impl)));
@@ -84,29 +105,46 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<Model> model, c
 void Session::cancel() { impl_->cancelRequested.store(true, std::memory_order_relaxed); }
 
 void Session::reset() {
-    impl_->runner->truncate(0);
+    impl_->pool->truncate(impl_->seq, 0);
     impl_->tokens.clear();
 }
 
 std::span<const TokenId> Session::tokens() const { return impl_->tokens; }
-int32_t Session::contextLength() const { return int32_t(impl_->runner->contextLength()); }
+int32_t Session::contextLength() const { return int32_t(impl_->context); }
 const Model& Session::model() const { return *impl_->model; }
 
 Result<std::vector<float>> Session::evaluate(std::span<const TokenId> tokens, bool allPositions) {
     if (tokens.empty()) return Status(ErrorCode::InvalidArgument, "no tokens to evaluate");
     impl_->cancelRequested.store(false);
-    if (allPositions) {
-        // One forward call per chunk; collect every chunk's rows.
-        std::vector<float> all;
-        for (size_t start = 0; start < tokens.size(); start += size_t(impl_->batchSize)) {
-            const auto chunk = tokens.subspan(start, std::min(tokens.size() - start, size_t(impl_->batchSize)));
-            KESTREL_RETURN_IF_ERROR(impl_->append(chunk, model::LogitsMode::All, false));
-            all.insert(all.end(), impl_->logits.begin(), impl_->logits.end());
-        }
-        return all;
-    }
-    KESTREL_RETURN_IF_ERROR(impl_->append(tokens, model::LogitsMode::LastOnly, false));
+    const int32_t vocab = impl_->pool->vocabSize();
+    for (TokenId id : tokens)
+        if (id < 0 || id >= vocab)
+            return Status(ErrorCode::InvalidArgument, "token id " + std::to_string(id) + " is outside the vocabulary (" +
+                                                          std::to_string(vocab) + " tokens)");
+    KESTREL_RETURN_IF_ERROR(
+        impl_->append(tokens, allPositions ? model::LogitsWanted::All : model::LogitsWanted::Last, false));
     return impl_->logits;
+}
+
+Status Session::saveSnapshot(const std::string& key) {
+    auto* store = impl_->model->impl().snapshots.get();
+    if (!store) return Status(ErrorCode::InvalidArgument, "snapshots are off (no snapshot folder was given at load)");
+    return impl_->pool->save(impl_->seq, *store, key);
+}
+
+Result<int32_t> Session::restoreSnapshot(const std::string& key, std::string* note) {
+    auto* store = impl_->model->impl().snapshots.get();
+    if (!store) return Status(ErrorCode::InvalidArgument, "snapshots are off (no snapshot folder was given at load)");
+    auto restored = impl_->pool->restore(impl_->seq, *store, key, note);
+    impl_->syncTokens();
+    if (!restored) return restored.status();
+    if (static_cast<int64_t>(impl_->tokens.size()) > impl_->context) {
+        impl_->pool->truncate(impl_->seq, 0);
+        impl_->tokens.clear();
+        if (note) *note = "snapshot ignored: longer than this session's context";
+        return int32_t{0};
+    }
+    return static_cast<int32_t>(restored.value());
 }
 
 Result<GenerateResult> Session::generate(std::span<const TokenId> prompt, const GenerateParams& params,
@@ -114,12 +152,12 @@ Result<GenerateResult> Session::generate(std::span<const TokenId> prompt, const 
     Impl& s = *impl_;
     s.cancelRequested.store(false);
     if (prompt.empty()) return Status(ErrorCode::InvalidArgument, "the prompt is empty");
-    const int64_t context = s.runner->contextLength();
+    const int64_t context = s.context;
     if (int64_t(prompt.size()) >= context)
         return Status(ErrorCode::InvalidArgument, "the prompt has " + std::to_string(prompt.size()) +
                                                       " tokens; the context holds " + std::to_string(context) +
                                                       " (one more is needed for the reply)");
-    const int32_t vocab = s.runner->vocabSize();
+    const int32_t vocab = s.pool->vocabSize();
     for (TokenId id : prompt)
         if (id < 0 || id >= vocab)
             return Status(ErrorCode::InvalidArgument, "token id " + std::to_string(id) + " is outside the vocabulary (" +
@@ -128,17 +166,14 @@ Result<GenerateResult> Session::generate(std::span<const TokenId> prompt, const 
     GenerateResult result;
     result.promptTokens = int32_t(prompt.size());
 
-    // Reuse the common prefix, but always recompute at least the last prompt
-    // token: its logits start the reply.
-    size_t common = 0;
-    while (common < s.tokens.size() && common < prompt.size() && s.tokens[common] == prompt[common]) ++common;
-    common = std::min(common, prompt.size() - 1);
-    s.runner->truncate(int64_t(common));
-    s.tokens.resize(common);
+    // Reuse the longest held or cached prefix, but always recompute at least
+    // the last prompt token: its logits start the reply.
+    const int64_t common = s.pool->reuse(s.seq, prompt, int64_t(prompt.size()) - 1);
+    s.tokens.assign(prompt.begin(), prompt.begin() + common);
     result.reusedTokens = int32_t(common);
 
     const auto prefillStart = Clock::now();
-    Status prefill = s.append(prompt.subspan(common), model::LogitsMode::LastOnly, true);
+    Status prefill = s.append(prompt.subspan(size_t(common)), model::LogitsWanted::Last, true);
     result.prefillMs = msSince(prefillStart);
     if (prefill.code() == ErrorCode::Cancelled) {
         result.reason = StopReason::Cancelled;
@@ -198,7 +233,7 @@ Result<GenerateResult> Session::generate(std::span<const TokenId> prompt, const 
             break;
         }
         if (int64_t(result.tokens.size()) >= maxTokens) break;
-        if (s.runner->position() >= context) {
+        if (int64_t(s.tokens.size()) >= context) {
             result.reason = StopReason::ContextFull;
             break;
         }
@@ -207,7 +242,7 @@ Result<GenerateResult> Session::generate(std::span<const TokenId> prompt, const 
             break;
         }
         const TokenId one[1] = {token};
-        Status step = s.append(one, model::LogitsMode::LastOnly, false);
+        Status step = s.append(one, model::LogitsWanted::Last, false);
         if (!step.isOk()) return step;
     }
     if (!result.tokens.empty()) result.decodeMs = msSince(decodeStart);

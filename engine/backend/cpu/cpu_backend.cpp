@@ -4,6 +4,7 @@
 #include "ops.h"
 
 #include <cstring>
+#include <unistd.h>
 #include <vector>
 
 namespace kestrel::backend {
@@ -67,6 +68,11 @@ CpuBackend::CpuBackend(int threads, MatmulMode mode)
 CpuBackend::~CpuBackend() = default;
 
 std::string CpuBackend::name() const { return "cpu (" + std::string(kernels::activeIsa()) + ")"; }
+uint64_t CpuBackend::availableMemoryBytes() const {
+    const long pages = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(size) : 0;
+}
+
 int CpuBackend::threads() const { return pool_->size(); }
 
 float* CpuBackend::data(Tensor& t) { return ct(t).data_.data(); }

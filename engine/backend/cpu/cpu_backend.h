@@ -23,6 +23,7 @@ public:
     ~CpuBackend() override;
 
     std::string name() const override;
+    uint64_t availableMemoryBytes() const override;
     int threads() const;
     kernels::ThreadPool& pool() { return *pool_; }
 

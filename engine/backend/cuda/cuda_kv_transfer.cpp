@@ -6,6 +6,16 @@
 
 namespace kestrel::backend::cudaimpl {
 
+uint64_t CudaBackend::availableMemoryBytes() const {
+    cudaSetDevice(device_);
+    size_t freeB = 0, totalB = 0;
+    if (cudaMemGetInfo(&freeB, &totalB) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return freeB;
+}
+
 Status CudaBackend::copyKvBlock(runtime::KvCache& kv, int32_t srcBlock, int32_t dstBlock) {
     const auto& spec = kv.spec();
     KESTREL_RETURN_IF_ERROR(runtime::validateKvBlockCopy(spec, srcBlock, dstBlock));

@@ -31,6 +31,13 @@ struct LoadOptions {
     std::string path;
     std::string device = "cpu";  // "cpu", "cuda" or "cuda:N" (once the CUDA backend exists)
     int32_t threads = 0;         // CPU threads; 0: one per core
+    // KV memory shared by the model's sessions, in positions. 0: from free memory
+    // (up to 40 % of what is available; at least the trained context, capped at 64k
+    // on a GPU, 32k on the CPU, where pages are committed only as they fill).
+    int64_t kvPoolTokens = 0;
+    // Where conversation KV snapshots go (Session::saveSnapshot); empty: none.
+    std::string snapshotDir;
+    uint64_t snapshotMaxBytes = uint64_t(4) << 30;  // the folder's bound; oldest snapshots go first
     // Called during loading with progress in [0, 1]; return false to cancel
     // (load() then returns ErrorCode::Cancelled). Called on the loading thread.
     std::function<bool(float)> onProgress;
@@ -138,6 +145,15 @@ public:
     // Appends `tokens` and returns the logits of the last one (allPositions:
     // of every appended token, row-major [tokens, vocab]).
     Result<std::vector<float>> evaluate(std::span<const TokenId> tokens, bool allPositions = false);
+
+    // KV snapshots (LoadOptions::snapshotDir): save the tokens and KV this
+    // session holds under `key` (e.g. a conversation id); restore them into
+    // this session, so the next generate() reuses them instead of prefilling.
+    // restoreSnapshot returns the positions restored: 0 when there is no
+    // snapshot, when it is corrupt or for another model or engine (removed,
+    // reason in *note), or when re-prefilling is estimated to be faster.
+    Status saveSnapshot(const std::string& key);
+    Result<int32_t> restoreSnapshot(const std::string& key, std::string* note = nullptr);
 
     void cancel();  // thread-safe
     void reset();   // forget the KV cache
