@@ -73,8 +73,8 @@ Result<std::shared_ptr<Model>> Model::load(const LoadOptions& options) {
     auto tokenizer = Tokenizer::fromGguf(*impl->file);
     if (tokenizer) {
         impl->tokenizer = std::move(tokenizer).value();
-    } else if (tokenizer.status().code() == ErrorCode::Unsupported) {
-        // The weights still run (benchmarks, token-id tests); text needs the vocabulary support.
+    } else if (tokenizer.status().code() == ErrorCode::Unsupported || tokenizer.status().code() == ErrorCode::NotFound) {
+        // The weights still run on token ids (benchmarks, tests); text needs a supported vocabulary.
         impl->tokenizerStatus = tokenizer.status();
     } else {
         return tokenizer.status();
@@ -98,6 +98,8 @@ Result<std::shared_ptr<Model>> Model::load(const LoadOptions& options) {
 }
 
 const ModelInfo& Model::info() const { return impl_->info; }
+
+void Model::clearPrefixCache() const { impl_->pool->clearCache(); }
 
 std::vector<TokenId> Model::tokenize(std::string_view text, bool addSpecial, bool parseSpecial) const {
     if (!impl_->tokenizer) return {};

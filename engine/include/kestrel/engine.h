@@ -78,6 +78,10 @@ public:
     bool isEndOfGeneration(TokenId token) const;
     std::optional<TokenId> findToken(std::string_view text) const;
 
+    // Drops every prefix the KV pool keeps cached for reuse (blocks that no
+    // session holds); sessions keep their own. Thread-safe.
+    void clearPrefixCache() const;
+
     struct Impl;
     Impl& impl() const { return *impl_; }
 
