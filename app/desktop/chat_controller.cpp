@@ -229,6 +229,7 @@ bool ChatController::startReply(qint64 parentId) {
 
     GenerationRequest request;
     settings_->fillGenerationRequest(&request);
+    request.conversationKey = QStringLiteral("conversation-%1").arg(conversationId_);
     const QString system = settings_->appliedSystemPrompt();
     if (!system.trimmed().isEmpty()) request.messages.append({QStringLiteral("system"), system, {}});
     for (const MessageItem& m : messages_->items()) {

@@ -16,6 +16,8 @@ struct ModelLoadRequest {
     int threads = 0;                         // 0: one per core
     int contextLength = 0;                   // 0: trained context, capped at 4096
     QString chatTemplate;                    // overrides the model's template when not empty
+    // KV snapshots of conversations (kept across restarts); empty: off.
+    QString snapshotDir;
 };
 
 struct ChatTurn {
@@ -25,6 +27,7 @@ struct ChatTurn {
 };
 
 struct GenerationRequest {
+    QString conversationKey;   // names the conversation's KV snapshot ("conversation-<id>")
     QList<ChatTurn> messages;  // the whole branch, system prompt first
     float temperature = 0.7f;
     int topK = 40;

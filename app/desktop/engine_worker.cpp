@@ -50,7 +50,7 @@ QString fromStd(const std::string& s) { return QString::fromUtf8(s.data(), qsize
 
 EngineWorker::EngineWorker(QObject* parent) : QObject(parent) { registerEngineMetaTypes(); }
 
-EngineWorker::~EngineWorker() = default;
+EngineWorker::~EngineWorker() { unloadModel(); }
 
 void EngineWorker::stop(quint64 requestId) {
     quint64 current = stopUpTo_.load();
@@ -62,7 +62,28 @@ void EngineWorker::stop(quint64 requestId) {
 
 void EngineWorker::cancelLoad() { loadCancelled_.store(true); }
 
+void EngineWorker::saveActiveConversation() {
+    if (!session_ || activeConversation_.isEmpty() || session_->tokens().empty()) return;
+    const Status s = session_->saveSnapshot(activeConversation_.toStdString());
+    if (!s.isOk()) qWarning("kestrel: could not save the KV snapshot of %s: %s", qPrintable(activeConversation_), s.message().c_str());
+}
+
+void EngineWorker::enterConversation(const QString& key) {
+    if (key == activeConversation_) return;
+    saveActiveConversation();
+    activeConversation_ = key;
+    if (key.isEmpty() || visitedConversations_.contains(key)) return;
+    visitedConversations_.insert(key);
+    std::string note;
+    auto restored = session_->restoreSnapshot(key.toStdString(), &note);
+    if (!restored) qWarning("kestrel: restoring %s failed: %s", qPrintable(key), restored.status().message().c_str());
+    else if (!note.empty()) qInfo("kestrel: %s: %s", qPrintable(key), note.c_str());
+}
+
 void EngineWorker::unloadModel() {
+    saveActiveConversation();
+    activeConversation_.clear();
+    visitedConversations_.clear();
     std::lock_guard lock(sessionMutex_);
     formatter_.reset();
     session_.reset();
@@ -79,6 +100,7 @@ void EngineWorker::loadModel(const ModelLoadRequest& request) {
     // the engine answers with an actionable error where there is none.
     options.device = request.device == QLatin1String("split") ? std::string("cuda") : request.device.toStdString();
     options.threads = request.threads;
+    options.snapshotDir = request.snapshotDir.toStdString();
     options.onProgress = [this](float fraction) {
         emit loadProgress(double(fraction));
         return !loadCancelled_.load();
@@ -141,6 +163,7 @@ void EngineWorker::generate(quint64 requestId, const GenerationRequest& request)
         m.reasoning = turn.reasoning.toStdString();
         messages.push_back(std::move(m));
     }
+    enterConversation(request.conversationKey);
     auto prompt = formatter_->format(messages);
     if (!prompt) {
         emit replyFailed(requestId, tr("The chat template failed: %1").arg(fromStd(prompt.status().message())));

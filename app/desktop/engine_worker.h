@@ -13,6 +13,7 @@
 #include "engine_types.h"
 
 #include <QObject>
+#include <QSet>
 
 #include <atomic>
 #include <memory>
@@ -58,7 +59,16 @@ signals:
     void replyFailed(quint64 requestId, const QString& message);
 
 private:
+    // Conversation snapshots: the one the session holds is saved when another
+    // conversation generates or the model is unloaded; a conversation's first
+    // reply after a model load restores its snapshot (the engine skips it when
+    // re-prefilling is faster, and ignores a corrupt or foreign one).
+    void saveActiveConversation();
+    void enterConversation(const QString& key);
+
     std::shared_ptr<kestrel::Model> model_;
+    QString activeConversation_;
+    QSet<QString> visitedConversations_;
     std::unique_ptr<kestrel::Session> session_;
     std::unique_ptr<kestrel::ChatFormatter> formatter_;
     std::mutex sessionMutex_;  // guards the session_ pointer against stop() from other threads

@@ -1,5 +1,7 @@
 #include "settings_model.h"
 
+#include <QStandardPaths>
+
 #include "engine_types.h"
 
 #include <QCryptographicHash>
@@ -236,6 +238,7 @@ ModelLoadRequest SettingsModel::appliedLoadRequest() const {
     r.device = settings_->value(group + QStringLiteral("/device"), QStringLiteral("cpu")).toString();
     r.contextLength = settings_->value(group + QStringLiteral("/contextLength"), 0).toInt();
     r.chatTemplate = settings_->value(group + QStringLiteral("/chatTemplate")).toString();
+    r.snapshotDir = QStandardPaths::writableLocation(QStandardPaths::CacheLocation) + QStringLiteral("/kv-snapshots");
     return r;
 }
 
