@@ -4,12 +4,11 @@
 // the longest prefix of the new prompt that the session still holds or that
 // the pool's prefix cache has from any other sequence, prefills the rest in
 // chunks (checking for cancellation between chunks), then samples and decodes
-// one token per step until a stop condition. Text reaches the callback only in whole UTF-8
-// characters, and never as part of a stop string.
+// one token per step until a stop condition. Sampling and the text of each
+// token go through ReplyStream (shared with the scheduler): text reaches the
+// callback only in whole UTF-8 characters, and never as part of a stop string.
 #include "model_impl.h"
-#include "reasoning_splitter.h"
-#include "sampler.h"
-#include "stop_matcher.h"
+#include "reply_stream.h"
 
 #include <algorithm>
 #include <chrono>
@@ -181,83 +180,26 @@ Result<GenerateResult> Session::generate(std::span<const TokenId> prompt, const 
     }
     if (!prefill.isOk()) return prefill;
 
-    Sampler sampler(params.sampling);
-    result.seed = sampler.seed();
-    const Tokenizer* tokenizer = s.model->impl().tokenizer.get();
-    std::optional<StreamDecoder> decoder;
-    if (tokenizer) decoder.emplace(*tokenizer);
-    StopMatcher stops(params.stopStrings);
-    ReasoningSplitter reasoning(params.startsInReasoning);
-    std::vector<TokenId> history(prompt.begin(), prompt.end());  // penalties see prompt + reply
-
-    // Shown text goes through the stop matcher, then the reasoning splitter;
-    // each token gets exactly one callback.
-    std::string answerPiece, reasoningPiece;
-    auto route = [&](const std::string& shown, bool final) {
-        answerPiece.clear();
-        reasoningPiece.clear();
-        if (!params.splitReasoning) {
-            answerPiece = shown;
-        } else {
-            auto segments = reasoning.push(shown);
-            if (final)
-                for (auto& seg : reasoning.flush()) segments.push_back(std::move(seg));
-            for (const auto& seg : segments) (seg.kind == TextKind::Reasoning ? reasoningPiece : answerPiece) += seg.text;
-        }
-        result.text += answerPiece;
-        result.reasoning += reasoningPiece;
-    };
-    bool stoppedByString = false;
-    auto emit = [&](TokenId token, const std::string& text) -> bool {
-        auto out = stops.push(text);
-        stoppedByString = out.stopped;
-        route(out.text, out.stopped);
-        const bool keepGoing = !onPiece || onPiece(Piece{token, answerPiece, reasoningPiece});
-        return keepGoing && !out.stopped;
-    };
-
-    Clock::time_point decodeStart;
     const int64_t maxTokens = params.maxTokens < 0 ? context : params.maxTokens;
-    result.reason = StopReason::MaxTokens;
-    while (true) {
-        const TokenId token = sampler.sample(s.logits, history);
-        if (result.tokens.empty()) decodeStart = Clock::now();
-        if (!params.ignoreEndOfGeneration && s.model->isEndOfGeneration(token)) {
-            result.reason = StopReason::EndOfGeneration;
-            break;
-        }
-        result.tokens.push_back(token);
-        history.push_back(token);
-        if (!emit(token, decoder ? decoder->push(token) : std::string())) {
-            result.reason = stoppedByString ? StopReason::StopString : StopReason::Callback;
-            break;
-        }
-        if (int64_t(result.tokens.size()) >= maxTokens) break;
+    ReplyStream reply(*s.model, prompt, params, params.sampling, maxTokens);
+    while (reply.next(s.logits, onPiece)) {
         if (int64_t(s.tokens.size()) >= context) {
-            result.reason = StopReason::ContextFull;
+            reply.stop(StopReason::ContextFull);
             break;
         }
         if (s.cancelRequested.load(std::memory_order_relaxed)) {
-            result.reason = StopReason::Cancelled;
+            reply.stop(StopReason::Cancelled);
             break;
         }
-        const TokenId one[1] = {token};
+        const TokenId one[1] = {reply.token()};
         Status step = s.append(one, model::LogitsWanted::Last, false);
         if (!step.isOk()) return step;
     }
-    if (!result.tokens.empty()) result.decodeMs = msSince(decodeStart);
-
-    if (!stoppedByString) {
-        // What the decoder, the stop matcher and the splitter still hold belongs to the reply.
-        std::string rest = decoder ? decoder->flush() : std::string();
-        auto out = stops.push(rest);
-        std::string tail = out.text + (out.stopped ? std::string() : stops.flush());
-        if (out.stopped) result.reason = StopReason::StopString;
-        route(tail, true);
-        if (onPiece && (!answerPiece.empty() || !reasoningPiece.empty()))
-            onPiece(Piece{-1, answerPiece, reasoningPiece});
-    }
-    return result;
+    GenerateResult out = reply.finish(onPiece);
+    out.promptTokens = result.promptTokens;
+    out.reusedTokens = result.reusedTokens;
+    out.prefillMs = result.prefillMs;
+    return out;
 }
 
 }  // namespace kestrel
