@@ -1,6 +1,8 @@
 #include "attention.cuh"
 #include "cuda_common.cuh"
 
+#include <cstdlib>
+
 namespace kestrel::cuda {
 namespace {
 
@@ -9,6 +11,18 @@ constexpr int kMaxGroup = 8;
 // Small ranges: at short depth the keys are few, and more blocks each walking
 // fewer keys beat a few blocks walking them serially.
 constexpr int kSplitQuantum = 16;
+// Keys per range once a token sees >= 1024 (KESTREL_CUDA_ATTN_DEEP overrides; 0: off):
+// llama3-8b at depth 4096 on an H200, 32-key ranges 321.5 tok/s, 64: 324.2, 128: 331.1.
+constexpr int kDeepSplitKeys = 128;
+
+// KESTREL_CUDA_ATTN=0: the one-row-per-warp pass 1 for every cache (to compare).
+bool wideAttentionEnabled() {
+    static const bool on = [] {
+        const char* v = std::getenv("KESTREL_CUDA_ATTN");
+        return !(v && v[0] == '0');
+    }();
+    return on;
+}
 
 struct Range {
     int64_t first, len, splitLen, active;
@@ -18,7 +32,8 @@ __device__ __forceinline__ Range visibleRange(int pos, const AttentionDev& p) {
     Range r;
     r.first = p.slidingWindow > 0 ? max(0, pos - p.slidingWindow + 1) : 0;
     r.len = pos - r.first + 1;
-    const int64_t per = (r.len + p.maxSplits - 1) / p.maxSplits;
+    int64_t per = (r.len + p.maxSplits - 1) / p.maxSplits;
+    if (p.deepSplitKeys > 0 && r.len >= 1024 && per < p.deepSplitKeys) per = p.deepSplitKeys;
     r.splitLen = (per + kSplitQuantum - 1) / kSplitQuantum * kSplitQuantum;
     r.active = (r.len + r.splitLen - 1) / r.splitLen;
     return r;
@@ -183,6 +198,177 @@ __global__ void __launch_bounds__(kAttnWarps * 32, EPL >= 8 ? 2 : EPL == 4 ? (G 
     }
 }
 
+// Pass 1 for an F16 cache with headDim = 8 * LPK (64, 128, 256): LPK lanes
+// hold one key row in 16-byte loads, so a warp walks 32 / LPK keys at once
+// (a sub-warp each, its own online softmax), KPS of them per step: a block
+// has 4 * (32 / LPK) * KPS rows of K and V in flight. With one token the
+// first step's keys before the token's own position are loaded before
+// pdlWait(): only position `pos` is written by this step (the KV-write kernel
+// before this one), and positions and block tables are uploaded before the
+// step's first kernel, so this overlaps the previous kernel's tail.
+template <int LPK, int G, int KPS>
+__global__ void __launch_bounds__(kAttnWarps * 32, G == 8 ? 2 : 3)
+    attnSplitWideKernel(const float* __restrict__ q, const int32_t* __restrict__ positions, KvDev kv, AttentionDev p,
+                        float* __restrict__ scratchO, float2* __restrict__ scratchML) {
+    constexpr int SUB = 32 / LPK;            // key streams per warp
+    constexpr int STREAMS = kAttnWarps * SUB;
+    constexpr int D = LPK * 8;
+    const int t = blockIdx.z, split = blockIdx.y;
+    const int group = p.heads / p.kvHeads;
+    const int chunks = (group + G - 1) / G;
+    const int kvh = blockIdx.x / chunks;
+    const int h0 = kvh * group + (blockIdx.x % chunks) * G;
+    const int ng = min(G, kvh * group + group - h0);
+    const int pos = positions[t];
+    const Range r = visibleRange(pos, p);
+    if (split >= r.active) return;  // split 0 is always active: every launch has blocks that wait
+    const int64_t start = r.first + split * r.splitLen;
+    const int64_t end = (start + r.splitLen < static_cast<int64_t>(pos) + 1) ? start + r.splitLen : static_cast<int64_t>(pos) + 1;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int stream = warp * SUB + lane / LPK;
+    const int c0 = (lane % LPK) * 8;
+    const int64_t headOff = static_cast<int64_t>(kvh) * D + c0;
+    const int32_t* table = kvTableOf(kv, t);
+    const __half* kBase = static_cast<const __half*>(kv.k);
+    const __half* vBase = static_cast<const __half*>(kv.v);
+    const bool early = gridDim.z == 1;
+
+    uint4 kr[KPS], vr[KPS];
+    bool has[KPS];
+#pragma unroll
+    for (int u = 0; u < KPS; ++u) {
+        const int64_t j = start + u * STREAMS + stream;
+        has[u] = j < end;
+        kr[u] = vr[u] = make_uint4(0, 0, 0, 0);
+        if (has[u] && early && j < pos) {
+            const int64_t off = kvRowOffset(kv, table, j) + headOff;
+            kr[u] = *reinterpret_cast<const uint4*>(kBase + off);
+            vr[u] = *reinterpret_cast<const uint4*>(vBase + off);
+        }
+    }
+    pdlWait();
+    pdlTrigger();
+#pragma unroll
+    for (int u = 0; u < KPS; ++u) {
+        const int64_t j = start + u * STREAMS + stream;
+        if (has[u] && !(early && j < pos)) {
+            const int64_t off = kvRowOffset(kv, table, j) + headOff;
+            kr[u] = *reinterpret_cast<const uint4*>(kBase + off);
+            vr[u] = *reinterpret_cast<const uint4*>(vBase + off);
+        }
+    }
+    float qr[G][8];
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+        const float4* qp = reinterpret_cast<const float4*>(q + (static_cast<int64_t>(t) * p.heads + h0 + (g < ng ? g : 0)) * D + c0);
+        const float4 a = qp[0], b = qp[1];
+        const float f = g < ng ? p.scale : 0.0f;
+        qr[g][0] = a.x * f; qr[g][1] = a.y * f; qr[g][2] = a.z * f; qr[g][3] = a.w * f;
+        qr[g][4] = b.x * f; qr[g][5] = b.y * f; qr[g][6] = b.z * f; qr[g][7] = b.w * f;
+    }
+    float m[G], l[G], acc[G][8];
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+        m[g] = -INFINITY;
+        l[g] = 0.0f;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) acc[g][e] = 0.0f;
+    }
+    for (int64_t jb = start;;) {
+        // K and V stay as halves in registers and are widened where used.
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+            if (g >= ng) break;
+            float sc[KPS];
+#pragma unroll
+            for (int u = 0; u < KPS; ++u) {
+                const __half2* kh = reinterpret_cast<const __half2*>(&kr[u]);
+                float sum = 0.0f;
+#pragma unroll
+                for (int i = 0; i < 4; ++i) {
+                    const float2 k2 = __half22float2(kh[i]);
+                    sum += qr[g][2 * i] * k2.x + qr[g][2 * i + 1] * k2.y;
+                }
+                sc[u] = sum;
+            }
+#pragma unroll
+            for (int o = LPK / 2; o > 0; o >>= 1)
+#pragma unroll
+                for (int u = 0; u < KPS; ++u) sc[u] += __shfl_xor_sync(0xffffffffu, sc[u], o);
+            float mNew = m[g];
+#pragma unroll
+            for (int u = 0; u < KPS; ++u) {
+                if (p.softcap > 0.0f) sc[u] = p.softcap * tanhf(sc[u] / p.softcap);
+                if (!has[u]) sc[u] = -INFINITY;
+                mNew = fmaxf(mNew, sc[u]);
+            }
+            // mNew is -inf only while this stream has seen no key: nothing to rescale yet.
+            const float corr = mNew == -INFINITY ? 1.0f : __expf(m[g] - mNew);
+            float wsum = 0.0f;
+            float wu[KPS];
+#pragma unroll
+            for (int u = 0; u < KPS; ++u) {
+                wu[u] = has[u] ? __expf(sc[u] - mNew) : 0.0f;
+                wsum += wu[u];
+            }
+            l[g] = l[g] * corr + wsum;
+#pragma unroll
+            for (int e = 0; e < 8; ++e) acc[g][e] *= corr;
+#pragma unroll
+            for (int u = 0; u < KPS; ++u) {
+                const __half2* vh = reinterpret_cast<const __half2*>(&vr[u]);
+#pragma unroll
+                for (int i = 0; i < 4; ++i) {
+                    const float2 v2 = __half22float2(vh[i]);
+                    acc[g][2 * i] += wu[u] * v2.x;
+                    acc[g][2 * i + 1] += wu[u] * v2.y;
+                }
+            }
+            m[g] = mNew;
+        }
+        jb += STREAMS * KPS;
+        if (jb >= end) break;
+#pragma unroll
+        for (int u = 0; u < KPS; ++u) {
+            const int64_t j = jb + u * STREAMS + stream;
+            has[u] = j < end;
+            if (has[u]) {
+                const int64_t off = kvRowOffset(kv, table, j) + headOff;
+                kr[u] = *reinterpret_cast<const uint4*>(kBase + off);
+                vr[u] = *reinterpret_cast<const uint4*>(vBase + off);
+            }
+        }
+    }
+    // Merge the block's key streams.
+    __shared__ float sm[STREAMS][G], sl[STREAMS][G];
+    __shared__ float so[STREAMS][G][D];
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+        if (lane % LPK == 0) {
+            sm[stream][g] = m[g];
+            sl[stream][g] = l[g];
+        }
+#pragma unroll
+        for (int e = 0; e < 8; ++e) so[stream][g][c0 + e] = acc[g][e];
+    }
+    __syncthreads();
+    const int nsplit = p.maxSplits;
+    for (int idx = threadIdx.x; idx < ng * D; idx += blockDim.x) {
+        const int g = idx / D, c = idx % D;
+        float mm = -INFINITY;
+        for (int w = 0; w < STREAMS; ++w) mm = fmaxf(mm, sm[w][g]);
+        float ll = 0.0f, o = 0.0f;
+        for (int w = 0; w < STREAMS; ++w) {
+            const float f = sm[w][g] == -INFINITY ? 0.0f : __expf(sm[w][g] - mm);
+            ll += sl[w][g] * f;
+            o += so[w][g][c] * f;
+        }
+        const int64_t slot = (static_cast<int64_t>(t) * p.heads + h0 + g) * nsplit + split;
+        scratchO[slot * D + c] = o;
+        if (c == 0) scratchML[slot] = make_float2(mm, ll);
+    }
+}
+
 // Pass 2, one block per (head, token): warp w merges splits w, w + 8, ...
 // (independent loads, so a deep context's 128 splits cost a few latencies, not
 // 128), then the warps merge through shared memory. NC = columns per lane.
@@ -262,9 +448,15 @@ int64_t attentionScratchFloats(const AttentionDev& p, int64_t tokens) {
     return tokens * p.heads * p.maxSplits * (static_cast<int64_t>(p.headDim) + 2);
 }
 
-void launchAttention(const float* q, int64_t tokens, const int32_t* positions, KvDev kv, const AttentionDev& p,
+void launchAttention(const float* q, int64_t tokens, const int32_t* positions, KvDev kv, const AttentionDev& params,
                      float* scratch, float* out, int8_t* q8, float2* q8meta, cudaStream_t stream) {
     if (tokens == 0) return;
+    static const int deepKeys = [] {
+        const char* v = std::getenv("KESTREL_CUDA_ATTN_DEEP");
+        return v && *v ? std::atoi(v) : kDeepSplitKeys;
+    }();
+    AttentionDev p = params;
+    p.deepSplitKeys = deepKeys;
     const int group = p.heads / p.kvHeads;
     const int gpb = group <= 4 ? 4 : kMaxGroup;  // query heads per block
     const int chunks = (group + gpb - 1) / gpb;
@@ -273,6 +465,17 @@ void launchAttention(const float* q, int64_t tokens, const int32_t* positions, K
     float* scratchO = scratch;
     auto* scratchML = reinterpret_cast<float2*>(scratch + tokens * p.heads * p.maxSplits * p.headDim);
     const dim3 block(kAttnWarps * 32);
+    const auto aligned = [](const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15) == 0; };
+    if (wideAttentionEnabled() && kv.f16 && (p.headDim == 64 || p.headDim == 128 || p.headDim == 256) &&
+        kv.rowStride % 8 == 0 && aligned(kv.k) && aligned(kv.v) && aligned(q)) {
+#define KESTREL_ATTN_WIDE(LPK, KPS)                                                                                \
+    (gpb == 4 ? launchK(attnSplitWideKernel<LPK, 4, KPS>, grid, block, stream, q, positions, kv, p, scratchO, scratchML) \
+              : launchK(attnSplitWideKernel<LPK, kMaxGroup, KPS>, grid, block, stream, q, positions, kv, p, scratchO, scratchML))
+        if (p.headDim == 64) KESTREL_ATTN_WIDE(8, 2);
+        else if (p.headDim == 128) KESTREL_ATTN_WIDE(16, 4);
+        else KESTREL_ATTN_WIDE(32, 4);
+#undef KESTREL_ATTN_WIDE
+    } else {
 #define KESTREL_ATTN(EPL)                                                                                          \
     (gpb == 4 ? launchK(attnSplitKernel<EPL, 4>, grid, block, stream, q, positions, kv, p, scratchO, scratchML)     \
               : launchK(attnSplitKernel<EPL, kMaxGroup>, grid, block, stream, q, positions, kv, p, scratchO, scratchML))
@@ -281,6 +484,7 @@ void launchAttention(const float* q, int64_t tokens, const int32_t* positions, K
     else if (p.headDim <= 128) KESTREL_ATTN(4);
     else KESTREL_ATTN(8);
 #undef KESTREL_ATTN
+    }
     if (p.headDim % 32 != 0) q8 = nullptr;
     const dim3 cgrid(static_cast<unsigned>(p.heads), static_cast<unsigned>(tokens)), cblock(kCombineWarps * 32);
     if (p.headDim <= 32) launchK(attnCombineKernel<1>, cgrid, cblock, stream, positions, p, scratchO, scratchML, out, q8, q8meta);

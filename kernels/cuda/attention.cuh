@@ -25,6 +25,10 @@ struct AttentionDev {
     int slidingWindow = 0;
     float softcap = 0.0f;
     int maxSplits = 1;
+    // Set by launchAttention: once a token sees >= 1024 keys, ranges of at
+    // least this many keys (0: only maxSplits decides), so a deep context
+    // runs fewer, longer blocks.
+    int deepSplitKeys = 0;
 };
 
 // Scratch floats pass 1 needs for `tokens` tokens.

@@ -1,162 +1,62 @@
 // Matrix-vector products for decode (and, token-chunked, for prefill).
 //
-// One warp per output row; each lane walks the row's 32-blocks with a stride
-// of 32 blocks, so one warp-wide step reads 32 consecutive blocks (512 bytes
-// of Q4_0 quants) in 16-byte loads. Up to NT tokens share each weight load:
-// a prefill chunk reads the weights once per NT tokens. Activations are int8
-// per 32 (dp4a); the float scales are applied once per block.
-#include "cuda_common.cuh"
-#include "gemv.cuh"
+// One warp per output row (the row dot products are in gemv_dot.cuh). Up to
+// NT tokens share each weight load: a prefill chunk reads the weights once per
+// NT tokens. Activations are int8 per 32 (dp4a); the float scales are applied
+// once per block.
+#include "gemv_dot.cuh"
 
 namespace kestrel::cuda {
 namespace {
 
-constexpr int kWarpsPerBlock = 8;
+using gemvdev::kWarpsPerBlock;
 
-__device__ __forceinline__ int dotQ4(uint4 w, int4 a0, int4 a1) {
-    const int m = 0x0f0f0f0f;
-    int s = __dp4a(static_cast<int>(w.x & m), a0.x, 0);
-    s = __dp4a(static_cast<int>(w.y & m), a0.y, s);
-    s = __dp4a(static_cast<int>(w.z & m), a0.z, s);
-    s = __dp4a(static_cast<int>(w.w & m), a0.w, s);
-    s = __dp4a(static_cast<int>((w.x >> 4) & m), a1.x, s);
-    s = __dp4a(static_cast<int>((w.y >> 4) & m), a1.y, s);
-    s = __dp4a(static_cast<int>((w.z >> 4) & m), a1.z, s);
-    s = __dp4a(static_cast<int>((w.w >> 4) & m), a1.w, s);
-    return s;
+// F16 weights with float activations: acc[t] += row r of W . x[t0 + t] (per lane).
+template <int NT>
+__device__ __forceinline__ void rowDotF16(const DevMatrix& w, int64_t r, const float* __restrict__ x, int64_t t0,
+                                          int ntok, int lane, float (&acc)[NT]) {
+    const int64_t cols = w.cols;
+    pdlWait();
+    const __half* wr = static_cast<const __half*>(w.qs) + r * cols;
+    if ((cols & 7) == 0) {
+        for (int64_t c = lane * 8; c < cols; c += 256) {
+            const uint4 raw = __ldg(reinterpret_cast<const uint4*>(wr + c));
+            const __half2* h = reinterpret_cast<const __half2*>(&raw);
+            float wf[8];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const float2 f = __half22float2(h[i]);
+                wf[2 * i] = f.x;
+                wf[2 * i + 1] = f.y;
+            }
+#pragma unroll
+            for (int t = 0; t < NT; ++t) {
+                if (t < ntok) {
+                    const float4* xp = reinterpret_cast<const float4*>(x + (t0 + t) * cols + c);
+                    const float4 a = xp[0], b = xp[1];
+                    acc[t] += wf[0] * a.x + wf[1] * a.y + wf[2] * a.z + wf[3] * a.w + wf[4] * b.x + wf[5] * b.y +
+                              wf[6] * b.z + wf[7] * b.w;
+                }
+            }
+        }
+    } else {
+        for (int64_t c = lane; c < cols; c += 32) {
+            const float wv = __half2float(wr[c]);
+#pragma unroll
+            for (int t = 0; t < NT; ++t)
+                if (t < ntok) acc[t] += wv * x[(t0 + t) * cols + c];
+        }
+    }
 }
-
-__device__ __forceinline__ int dotQ8(uint4 w0, uint4 w1, int4 a0, int4 a1) {
-    int s = __dp4a(static_cast<int>(w0.x), a0.x, 0);
-    s = __dp4a(static_cast<int>(w0.y), a0.y, s);
-    s = __dp4a(static_cast<int>(w0.z), a0.z, s);
-    s = __dp4a(static_cast<int>(w0.w), a0.w, s);
-    s = __dp4a(static_cast<int>(w1.x), a1.x, s);
-    s = __dp4a(static_cast<int>(w1.y), a1.y, s);
-    s = __dp4a(static_cast<int>(w1.z), a1.z, s);
-    s = __dp4a(static_cast<int>(w1.w), a1.w, s);
-    return s;
-}
-
-template <DevFormat F, int NT, int M, int CH>
-__device__ __forceinline__ void rowDotInt(const DevMatrix& wa, const DevMatrix& wb, int64_t r, Q8Act xq, int64_t t0,
-                                          int ntok, int lane, float (*acc)[NT]);
 
 // acc[t] += row r of W . x[t0 + t], partial per lane (reduced by the caller).
 template <DevFormat F, int NT, int CH = 4>
 __device__ __forceinline__ void rowDot(const DevMatrix& w, int64_t r, const float* __restrict__ x, Q8Act xq,
                                        int64_t t0, int ntok, int lane, float (&acc)[NT]) {
-    const int64_t cols = w.cols;
     if constexpr (F == DevFormat::F16) {
-        pdlWait();
-        const __half* wr = static_cast<const __half*>(w.qs) + r * cols;
-        if ((cols & 7) == 0) {
-            for (int64_t c = lane * 8; c < cols; c += 256) {
-                const uint4 raw = __ldg(reinterpret_cast<const uint4*>(wr + c));
-                const __half2* h = reinterpret_cast<const __half2*>(&raw);
-                float wf[8];
-#pragma unroll
-                for (int i = 0; i < 4; ++i) {
-                    const float2 f = __half22float2(h[i]);
-                    wf[2 * i] = f.x;
-                    wf[2 * i + 1] = f.y;
-                }
-#pragma unroll
-                for (int t = 0; t < NT; ++t) {
-                    if (t < ntok) {
-                        const float4* xp = reinterpret_cast<const float4*>(x + (t0 + t) * cols + c);
-                        const float4 a = xp[0], b = xp[1];
-                        acc[t] += wf[0] * a.x + wf[1] * a.y + wf[2] * a.z + wf[3] * a.w + wf[4] * b.x +
-                                  wf[5] * b.y + wf[6] * b.z + wf[7] * b.w;
-                    }
-                }
-            }
-        } else {
-            for (int64_t c = lane; c < cols; c += 32) {
-                const float wv = __half2float(wr[c]);
-#pragma unroll
-                for (int t = 0; t < NT; ++t)
-                    if (t < ntok) acc[t] += wv * x[(t0 + t) * cols + c];
-            }
-        }
+        rowDotF16<NT>(w, r, x, t0, ntok, lane, acc);
     } else {
-        rowDotInt<F, NT, 1, CH>(w, w, r, xq, t0, ntok, lane, &acc);
-    }
-}
-
-// Integer formats, M (1 or 2) matrices of equal shape sharing the activation:
-// all weight loads of a chunk (for every matrix) are issued before the first is
-// used, so a warp keeps 4 KB in flight. The first chunk's weight
-// loads are issued before pdlWait(): weights do not depend on the previous kernel.
-template <DevFormat F, int NT, int M, int CH>
-__device__ __forceinline__ void rowDotInt(const DevMatrix& wa, const DevMatrix& wb, int64_t r, Q8Act xq, int64_t t0,
-                                          int ntok, int lane, float (*acc)[NT]) {
-    const int64_t cols = wa.cols;
-    const int64_t nb = cols / 32;
-    // CH blocks per lane per chunk: 8 for long rows (4 KB per warp in flight;
-    // costs registers, so fewer warps fit: only worth it when rows are long).
-    constexpr int kChunk = CH;
-    bool waited = false;
-    for (int64_t b0 = lane; b0 < nb || !waited; b0 += 32 * kChunk) {
-        uint4 w0[M][kChunk], w1[M][kChunk];
-        float d[M][kChunk], m[M][kChunk];
-#pragma unroll
-        for (int mi = 0; mi < M; ++mi) {
-            const DevMatrix& w = mi == 0 ? wa : wb;
-#pragma unroll
-            for (int u = 0; u < kChunk; ++u) {
-                const int64_t b = b0 + 32 * u;
-                w1[mi][u] = make_uint4(0, 0, 0, 0);
-                w0[mi][u] = make_uint4(0, 0, 0, 0);
-                m[mi][u] = 0.0f;
-                d[mi][u] = 0.0f;
-                if (b < nb) {
-                    if constexpr (F == DevFormat::Q8_0) {
-                        const uint4* p = static_cast<const uint4*>(w.qs) + (r * nb + b) * 2;
-                        w0[mi][u] = __ldg(p);
-                        w1[mi][u] = __ldg(p + 1);
-                        d[mi][u] = __half2float(static_cast<const __half*>(w.scales)[r * nb + b]);
-                    } else {
-                        w0[mi][u] = __ldg(static_cast<const uint4*>(w.qs) + r * nb + b);
-                        if constexpr (F == DevFormat::Q4_1) {
-                            const float2 dm = __half22float2(static_cast<const __half2*>(w.scales)[r * nb + b]);
-                            d[mi][u] = dm.x;
-                            m[mi][u] = dm.y;
-                        } else {
-                            d[mi][u] = __half2float(static_cast<const __half*>(w.scales)[r * nb + b]);
-                        }
-                    }
-                }
-            }
-        }
-        if (!waited) {
-            pdlWait();
-            waited = true;
-            if (b0 >= nb) break;
-        }
-#pragma unroll
-        for (int u = 0; u < kChunk; ++u) {
-            const int64_t b = b0 + 32 * u;
-            if (b >= nb) break;
-#pragma unroll
-            for (int t = 0; t < NT; ++t) {
-                if (t < ntok) {
-                    const int4* ap = reinterpret_cast<const int4*>(xq.q + (t0 + t) * cols + b * 32);
-                    const int4 a0 = ap[0], a1 = ap[1];
-                    const float2 am = xq.meta[(t0 + t) * nb + b];
-#pragma unroll
-                    for (int mi = 0; mi < M; ++mi) {
-                        if constexpr (F == DevFormat::Q4_0) {
-                            acc[mi][t] += d[mi][u] * (am.x * static_cast<float>(dotQ4(w0[mi][u], a0, a1)) - 8.0f * am.y);
-                        } else if constexpr (F == DevFormat::Q4_1) {
-                            acc[mi][t] += d[mi][u] * am.x * static_cast<float>(dotQ4(w0[mi][u], a0, a1)) + m[mi][u] * am.y;
-                        } else {
-                            acc[mi][t] += d[mi][u] * am.x * static_cast<float>(dotQ8(w0[mi][u], w1[mi][u], a0, a1));
-                        }
-                    }
-                }
-            }
-        }
+        gemvdev::rowDotInt<F, NT, 1, CH>(w, r, w, r, xq, t0, ntok, lane, &acc);
     }
 }
 
@@ -203,28 +103,20 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     if (row >= gate.rows) return;
     const int64_t t0 = static_cast<int64_t>(blockIdx.y) * NT;
     const int ntok = static_cast<int>(tokens - t0 < NT ? tokens - t0 : NT);
-    float ag[NT], au[NT];
+    float both[2][NT];
 #pragma unroll
-    for (int t = 0; t < NT; ++t) ag[t] = au[t] = 0.0f;
+    for (int t = 0; t < NT; ++t) both[0][t] = both[1][t] = 0.0f;
     pdlTrigger();
     if constexpr (F == DevFormat::F16) {
-        rowDot<F, NT>(gate, row, x, xq, t0, ntok, lane, ag);
-        rowDot<F, NT>(up, row, x, xq, t0, ntok, lane, au);
+        rowDotF16<NT>(gate, row, x, t0, ntok, lane, both[0]);
+        rowDotF16<NT>(up, row, x, t0, ntok, lane, both[1]);
     } else {
-        float both[2][NT];
-#pragma unroll
-        for (int t = 0; t < NT; ++t) both[0][t] = both[1][t] = 0.0f;
-        rowDotInt<F, NT, 2, 4>(gate, up, row, xq, t0, ntok, lane, both);
-#pragma unroll
-        for (int t = 0; t < NT; ++t) {
-            ag[t] = both[0][t];
-            au[t] = both[1][t];
-        }
+        gemvdev::rowDotInt<F, NT, 2, 4>(gate, row, up, row, xq, t0, ntok, lane, both);
     }
 #pragma unroll
     for (int t = 0; t < NT; ++t) {
-        const float g = warpSum(ag[t]);
-        const float u = warpSum(au[t]);
+        const float g = warpSum(both[0][t]);
+        const float u = warpSum(both[1][t]);
         if (lane == t && t < ntok) {
             const int64_t i = (t0 + t) * gate.rows + row;
             gateOut[i] = g;
@@ -256,12 +148,12 @@ void gemvDispatchNT(const Jobs& jobs, int64_t totalRows, const float* x, Q8Act x
 template <int NT>
 void gluDispatchNT(const DevMatrix& g, const DevMatrix& u, const float* x, Q8Act xq, int64_t tokens, float* go,
                    float* uo, float* out, GluAct act, cudaStream_t s) {
-    const dim3 grid(ceilDiv(g.rows, kWarpsPerBlock), ceilDiv(tokens, NT));
+    const dim3 grid(ceilDiv(g.rows, kWarpsPerBlock), ceilDiv(tokens, NT)), block(kWarpsPerBlock * 32);
     switch (g.format) {
-    case DevFormat::Q4_0: launchK(gemvGluKernel<DevFormat::Q4_0, NT>, grid, dim3(kWarpsPerBlock * 32), s, g, u, x, xq, tokens, go, uo, out, act); break;
-    case DevFormat::Q4_1: launchK(gemvGluKernel<DevFormat::Q4_1, NT>, grid, dim3(kWarpsPerBlock * 32), s, g, u, x, xq, tokens, go, uo, out, act); break;
-    case DevFormat::Q8_0: launchK(gemvGluKernel<DevFormat::Q8_0, NT>, grid, dim3(kWarpsPerBlock * 32), s, g, u, x, xq, tokens, go, uo, out, act); break;
-    case DevFormat::F16: launchK(gemvGluKernel<DevFormat::F16, NT>, grid, dim3(kWarpsPerBlock * 32), s, g, u, x, xq, tokens, go, uo, out, act); break;
+    case DevFormat::Q4_0: launchK(gemvGluKernel<DevFormat::Q4_0, NT>, grid, block, s, g, u, x, xq, tokens, go, uo, out, act); break;
+    case DevFormat::Q4_1: launchK(gemvGluKernel<DevFormat::Q4_1, NT>, grid, block, s, g, u, x, xq, tokens, go, uo, out, act); break;
+    case DevFormat::Q8_0: launchK(gemvGluKernel<DevFormat::Q8_0, NT>, grid, block, s, g, u, x, xq, tokens, go, uo, out, act); break;
+    case DevFormat::F16: launchK(gemvGluKernel<DevFormat::F16, NT>, grid, block, s, g, u, x, xq, tokens, go, uo, out, act); break;
     }
 }
 

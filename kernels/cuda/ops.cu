@@ -11,11 +11,6 @@ __device__ __forceinline__ int64_t kvOffset(const KvDev& kv, int64_t token, int6
     return kvRowOffset(kv, kvTableOf(kv, token), p);
 }
 
-__device__ __forceinline__ void kvWrite(const KvDev& kv, void* base, int64_t off, float v) {
-    if (kv.f16) static_cast<__half*>(base)[off] = __float2half_rn(v);
-    else static_cast<float*>(base)[off] = v;
-}
-
 constexpr int kNormThreads = 512;
 
 __global__ void rmsNormKernel(const float* x, const float* addB, float* sumOut, const float* __restrict__ gamma,
@@ -182,8 +177,8 @@ __global__ void ropeStoreHeadKernel(float* q, int64_t qCols, float* k, const flo
     head[e] = out;
     if (isK) {
         const int64_t off = kvOffset(kv, t, p) + static_cast<int64_t>(h - qHeads) * headDim + e;
-        kvWrite(kv, kv.k, off, out);
-        kvWrite(kv, kv.v, off, v[t * kvCols + static_cast<int64_t>(h - qHeads) * headDim + e]);
+        kvStoreValue(kv, kv.k, off, out);
+        kvStoreValue(kv, kv.v, off, v[t * kvCols + static_cast<int64_t>(h - qHeads) * headDim + e]);
     }
 }
 
@@ -218,8 +213,8 @@ __global__ void storeKvKernel(const float* __restrict__ k, const float* __restri
     const int64_t t = blockIdx.x;
     const int64_t off = kvOffset(kv, t, positions[t]);
     for (int64_t c = threadIdx.x; c < rowWidth; c += blockDim.x) {
-        kvWrite(kv, kv.k, off + c, k[t * rowWidth + c]);
-        kvWrite(kv, kv.v, off + c, v[t * rowWidth + c]);
+        kvStoreValue(kv, kv.k, off + c, k[t * rowWidth + c]);
+        kvStoreValue(kv, kv.v, off + c, v[t * rowWidth + c]);
     }
 }
 
@@ -240,8 +235,8 @@ __global__ void ropeStoreKernel(float* q, int64_t qCols, float* k, const float* 
     __syncthreads();  // the block's global writes are visible to the block after the barrier
     const int64_t off = kvOffset(kv, t, p);
     for (int64_t c = threadIdx.x; c < kvCols; c += blockDim.x) {
-        kvWrite(kv, kv.k, off + c, k[t * kvCols + c]);
-        kvWrite(kv, kv.v, off + c, v[t * kvCols + c]);
+        kvStoreValue(kv, kv.k, off + c, k[t * kvCols + c]);
+        kvStoreValue(kv, kv.v, off + c, v[t * kvCols + c]);
     }
 }
 

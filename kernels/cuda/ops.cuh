@@ -6,6 +6,9 @@
 #include "gemv.cuh"
 
 #include <cuda_runtime.h>
+#ifdef __CUDACC__
+#include <cuda_fp16.h>
+#endif
 
 #include <cstdint>
 
@@ -34,6 +37,11 @@ __device__ __forceinline__ const int32_t* kvTableOf(const KvDev& kv, int64_t tok
 // Element offset of position p in the sequence with block table `table`.
 __device__ __forceinline__ int64_t kvRowOffset(const KvDev& kv, const int32_t* table, int64_t p) {
     return (static_cast<int64_t>(table[p / kv.blockSize]) * kv.blockSize + p % kv.blockSize) * kv.rowStride;
+}
+// Stores one value into the K or V slab `base` in the cache's element type.
+__device__ __forceinline__ void kvStoreValue(const KvDev& kv, void* base, int64_t off, float v) {
+    if (kv.f16) static_cast<__half*>(base)[off] = __float2half_rn(v);
+    else static_cast<float*>(base)[off] = v;
 }
 #endif
 

@@ -1,15 +1,26 @@
 // Running a recorded step: graph replay when the step was seen before,
 // otherwise eager launches, with neighbouring ops fused.
 #include "cuda_backend_impl.h"
+#include "gemv_rope.cuh"
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace kestrel::backend::cudaimpl {
 namespace {
 
 constexpr size_t kMaxGraphs = 8;
+
+// KESTREL_CUDA_FUSE=0 turns the Q,K,V + RoPE + KV-write fusion off (to compare).
+bool qkvRopeFusion() {
+    static const bool on = [] {
+        const char* v = std::getenv("KESTREL_CUDA_FUSE");
+        return !(v && v[0] == '0');
+    }();
+    return on;
+}
 
 bool sameOps(const std::vector<Op>& a, const std::vector<Op>& b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(Op)) == 0;
@@ -22,6 +33,68 @@ bool gemvCompatible(const Op& a, const Op& b) {
 
 cuda::Q8Act q8Of(const Op& op) {
     return cuda::Q8Act{static_cast<const int8_t*>(op.p[1]), static_cast<const float2*>(op.p[2])};
+}
+
+float* mut(const void* p) { return static_cast<float*>(const_cast<void*>(p)); }
+
+// gate, up, glu(gate, up) at ops[i].
+bool gluAt(const std::vector<Op>& ops, size_t i) {
+    const Op& op = ops[i];
+    return i + 2 < ops.size() && gemvCompatible(op, ops[i + 1]) && ops[i + 2].kind == OpKind::Glu &&
+           ops[i + 2].p[0] == op.p[3] && ops[i + 2].p[1] == ops[i + 1].p[3] && ops[i + 2].n0 == op.n0 * op.m.rows &&
+           ops[i + 1].m.rows == op.m.rows;
+}
+
+// Up to 3 GEMVs from ops[i] sharing its input.
+int gemvGroup(const std::vector<Op>& ops, size_t i, cuda::GemvJob (&jobs)[3]) {
+    int count = 0;
+    for (size_t j = i; j < ops.size() && count < 3 && (j == i || gemvCompatible(ops[i], ops[j])); ++j, ++count) {
+        jobs[count] = cuda::GemvJob{};
+        jobs[count].w = ops[j].m;
+        jobs[count].y = mut(ops[j].p[3]);
+    }
+    return count;
+}
+
+// rope(q), rope(k), storeKv(k, v) at ops[r]: one rotation, positions and token count for all three.
+bool ropeStoreAt(const std::vector<Op>& ops, size_t r) {
+    if (r + 2 >= ops.size()) return false;
+    const Op& a = ops[r];
+    const Op& b = ops[r + 1];
+    const Op& st = ops[r + 2];
+    return a.kind == OpKind::Rope && b.kind == OpKind::Rope && st.kind == OpKind::StoreKv && b.p[1] == a.p[1] &&
+           st.p[2] == a.p[1] && st.p[0] == b.p[0] && b.i0 == a.i0 && b.rope.invFreq == a.rope.invFreq &&
+           b.rope.mscale == a.rope.mscale && b.rope.dims == a.rope.dims && b.rope.neox == a.rope.neox &&
+           b.n0 == a.n0 && st.n0 == a.n0 && st.n1 == b.n1;
+}
+
+// ropeStoreAt(ops, r) on the Q, K, V outputs of `jobs`.
+bool qkvRopeAt(const std::vector<Op>& ops, size_t r, const cuda::GemvJob (&jobs)[3], int64_t tokens,
+               cuda::QkvRope& rk) {
+    if (!ropeStoreAt(ops, r)) return false;
+    const Op& a = ops[r];
+    const Op& b = ops[r + 1];
+    const Op& st = ops[r + 2];
+    if (a.p[0] != jobs[0].y || b.p[0] != jobs[1].y || st.p[1] != jobs[2].y || a.n0 != tokens ||
+        a.n1 != jobs[0].w.rows || b.n1 != jobs[1].w.rows)
+        return false;
+    rk.positions = static_cast<const int32_t*>(a.p[1]);
+    rk.rope = a.rope;
+    rk.headDim = a.i0;
+    rk.kv = st.kv;
+    return true;
+}
+
+// Q, K, V GEMVs at ops[i] followed by rope(q), rope(k), storeKv(k, v), for one
+// token: one launch (gemv_rope.cuh). Returns the ops it covered (0: not launched).
+size_t launchQkvRope(const std::vector<Op>& ops, size_t i, cudaStream_t s) {
+    cuda::GemvJob jobs[3];
+    cuda::QkvRope rk;
+    if (!qkvRopeFusion() || gemvGroup(ops, i, jobs) != 3 || !qkvRopeAt(ops, i + 3, jobs, ops[i].n0, rk) ||
+        !cuda::gemvQkvRopeFits(jobs, ops[i].n0, rk))
+        return 0;
+    cuda::launchGemvQkvRope(jobs, q8Of(ops[i]), rk, s);
+    return 6;
 }
 
 }  // namespace
@@ -163,30 +236,25 @@ void CudaBackend::execute(const std::vector<Op>& ops) {
             break;
         case OpKind::Gemv: {
             // gate, up, glu(gate, up) -> one pass that also applies the activation.
-            if (i + 2 < n && gemvCompatible(op, ops[i + 1]) && ops[i + 2].kind == OpKind::Glu &&
-                ops[i + 2].p[0] == op.p[3] && ops[i + 2].p[1] == ops[i + 1].p[3] &&
-                ops[i + 2].n0 == op.n0 * op.m.rows && ops[i + 1].m.rows == op.m.rows) {
+            if (gluAt(ops, i)) {
                 const Op& up = ops[i + 1];
                 const Op& g = ops[i + 2];
                 label = "gemv gate+up+glu";
-                cuda::launchGemvGlu(op.m, up.m, static_cast<const float*>(op.p[0]), q8Of(op), op.n0,
-                                    static_cast<float*>(const_cast<void*>(op.p[3])),
-                                    static_cast<float*>(const_cast<void*>(up.p[3])),
-                                    static_cast<float*>(const_cast<void*>(g.p[2])),
-                                    g.i0 == 0 ? cuda::GluAct::Silu : cuda::GluAct::GeluTanh, s);
+                cuda::launchGemvGlu(op.m, up.m, static_cast<const float*>(op.p[0]), q8Of(op), op.n0, mut(op.p[3]),
+                                    mut(up.p[3]), mut(g.p[2]), g.i0 == 0 ? cuda::GluAct::Silu : cuda::GluAct::GeluTanh, s);
                 i += 2;
                 break;
             }
-            cuda::GemvJob jobs[3];
-            int count = 0;
-            size_t j = i;
-            for (; j < n && count < 3 && (j == i || gemvCompatible(op, ops[j])); ++j, ++count) {
-                jobs[count].w = ops[j].m;
-                jobs[count].y = static_cast<float*>(const_cast<void*>(ops[j].p[3]));
+            if (const size_t used = launchQkvRope(ops, i, s)) {
+                label = "gemv qkv+rope+kv write";
+                i += used - 1;
+                break;
             }
+            cuda::GemvJob jobs[3];
+            const int count = gemvGroup(ops, i, jobs);
             label = count == 3 ? "gemv x3 (qkv)" : count == 2 ? "gemv x2" : op.m.rows > 32768 ? "gemv (logits)" : "gemv";
             cuda::launchGemv(jobs, count, static_cast<const float*>(op.p[0]), q8Of(op), op.n0, s);
-            i = j - 1;
+            i += size_t(count) - 1;
             break;
         }
         case OpKind::Glu:
@@ -223,11 +291,7 @@ void CudaBackend::execute(const std::vector<Op>& ops) {
             break;
         case OpKind::Rope: {
             // rope(q), rope(k), storeKv(k, v): one kernel.
-            if (i + 2 < n && ops[i + 1].kind == OpKind::Rope && ops[i + 2].kind == OpKind::StoreKv &&
-                ops[i + 1].p[1] == op.p[1] && ops[i + 2].p[2] == op.p[1] && ops[i + 2].p[0] == ops[i + 1].p[0] &&
-                ops[i + 1].i0 == op.i0 && ops[i + 1].rope.invFreq == op.rope.invFreq &&
-                ops[i + 1].rope.mscale == op.rope.mscale && ops[i + 1].n0 == op.n0 && ops[i + 2].n0 == op.n0 &&
-                ops[i + 2].n1 == ops[i + 1].n1) {
+            if (ropeStoreAt(ops, i)) {
                 const Op& k = ops[i + 1];
                 const Op& st = ops[i + 2];
                 label = "rope q,k + kv write";

@@ -1,0 +1,100 @@
+// Q, K, V GEMVs with RoPE and the KV write in the epilogue (see gemv_rope.cuh).
+// Two rows per warp also keep twice the weight bytes in flight per warp of the
+// plain one-row GEMV, which is what the short Q, K, V matrices (one load round
+// per row) are limited by.
+#include "gemv_dot.cuh"
+#include "gemv_rope.cuh"
+
+namespace kestrel::cuda {
+namespace {
+
+using gemvdev::kWarpsPerBlock;
+
+struct QkvJobs {
+    GemvJob j[3];
+};
+
+// The rows of pair `pair` of a head-structured job: RoPE's partners (e, e +
+// dims/2) in NeoX order or (2e, 2e + 1) otherwise for e < dims/2, then the
+// unrotated rest in adjacent pairs. `e` is the frequency index when rotated.
+__device__ __forceinline__ bool ropePair(int64_t pair, const QkvRope& rk, int64_t& r0, int64_t& r1, int& e) {
+    const int hd = rk.headDim, half = rk.rope.dims / 2;
+    const int64_t base = pair / (hd / 2) * hd;
+    e = static_cast<int>(pair % (hd / 2));
+    if (e < half) {
+        r0 = base + (rk.rope.neox ? e : 2 * e);
+        r1 = base + (rk.rope.neox ? e + half : 2 * e + 1);
+        return true;
+    }
+    r0 = base + (rk.rope.neox ? rk.rope.dims + 2 * (e - half) : 2 * e);
+    r1 = r0 + 1;
+    return false;
+}
+
+template <DevFormat F>
+__global__ void __launch_bounds__(kWarpsPerBlock * 32)
+    gemvQkvRopeKernel(QkvJobs jobs, Q8Act xq, QkvRope rk) {
+    const int lane = threadIdx.x & 31;
+    int64_t pair = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+    int j = 0;
+    while (j < 3 && pair >= jobs.j[j].w.rows / 2) pair -= jobs.j[j++].w.rows / 2;
+    if (j >= 3) return;
+    pdlTrigger();
+    const GemvJob& job = jobs.j[j];
+    int64_t r0, r1;
+    int e;
+    const bool rotate = ropePair(pair, rk, r0, r1, e) && j < 2;  // q and k rotate, v does not
+    float acc[2][1] = {{0.0f}, {0.0f}};
+    gemvdev::rowDotInt<F, 1, 2, 4>(job.w, r0, job.w, r1, xq, 0, 1, lane, acc);
+    float v0 = warpSum(acc[0][0]), v1 = warpSum(acc[1][0]);
+    if (lane != 0) return;
+    const int p = rk.positions[0];
+    if (rotate) {  // same arithmetic as ropeStoreHeadKernel (ops.cu)
+        float s, c;
+        sincosf(static_cast<float>(p) * rk.rope.invFreq[e], &s, &c);
+        s *= rk.rope.mscale;
+        c *= rk.rope.mscale;
+        const float x0 = v0, x1 = v1;
+        v0 = x0 * c - x1 * s;
+        v1 = x0 * s + x1 * c;
+    }
+    if (j > 0) {
+        const int64_t off = kvRowOffset(rk.kv, kvTableOf(rk.kv, 0), p);
+        void* slab = j == 1 ? rk.kv.k : rk.kv.v;
+        kvStoreValue(rk.kv, slab, off + r0, v0);
+        kvStoreValue(rk.kv, slab, off + r1, v1);
+    }
+    job.y[r0] = v0;
+    job.y[r1] = v1;
+}
+
+}  // namespace
+
+bool gemvQkvRopeFits(const GemvJob (&jobs)[3], int64_t tokens, const QkvRope& rope) {
+    const DevFormat f = jobs[0].w.format;
+    if (tokens != 1 || f == DevFormat::F16) return false;
+    for (const GemvJob& job : jobs)
+        if (job.w.format != f || job.w.cols != jobs[0].w.cols) return false;
+    const int hd = rope.headDim, dims = rope.rope.dims;
+    return hd > 0 && hd % 2 == 0 && dims > 0 && dims % 2 == 0 && dims <= hd && jobs[0].w.rows % hd == 0 &&
+           jobs[1].w.rows % hd == 0 && jobs[2].w.rows == jobs[1].w.rows;
+}
+
+void launchGemvQkvRope(const GemvJob (&jobs)[3], Q8Act xq, const QkvRope& rope, cudaStream_t stream) {
+    QkvJobs qj{};
+    int64_t pairs = 0;
+    for (int i = 0; i < 3; ++i) {
+        qj.j[i] = jobs[i];
+        pairs += jobs[i].w.rows / 2;
+    }
+    if (pairs == 0) return;
+    const dim3 grid(ceilDiv(pairs, kWarpsPerBlock)), block(kWarpsPerBlock * 32);
+    switch (jobs[0].w.format) {
+    case DevFormat::Q4_0: launchK(gemvQkvRopeKernel<DevFormat::Q4_0>, grid, block, stream, qj, xq, rope); break;
+    case DevFormat::Q4_1: launchK(gemvQkvRopeKernel<DevFormat::Q4_1>, grid, block, stream, qj, xq, rope); break;
+    case DevFormat::Q8_0: launchK(gemvQkvRopeKernel<DevFormat::Q8_0>, grid, block, stream, qj, xq, rope); break;
+    case DevFormat::F16: break;  // excluded by gemvQkvRopeFits
+    }
+}
+
+}  // namespace kestrel::cuda
