@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <numeric>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace kestrel::cli {
@@ -26,6 +29,22 @@ std::vector<TokenId> benchPrompt(const Model& model, int32_t n) {
     return tokens;
 }
 
+// "0,1024,4096" -> {0, 1024, 4096}; each value >= minimum. Empty text: empty list.
+std::optional<std::vector<int32_t>> intList(const std::string& text, int32_t minimum) {
+    std::vector<int32_t> out;
+    size_t start = 0;
+    while (start < text.size()) {
+        const size_t end = std::min(text.find(',', start), text.size());
+        const std::string item = text.substr(start, end - start);
+        char* stop = nullptr;
+        const long v = std::strtol(item.c_str(), &stop, 10);
+        if (item.empty() || *stop != '\0' || v < minimum || v > (1 << 24)) return std::nullopt;
+        out.push_back(int32_t(v));
+        start = end + 1;
+    }
+    return out;
+}
+
 }  // namespace
 
 int runBench(int argc, char** argv) {
@@ -33,6 +52,10 @@ int runBench(int argc, char** argv) {
     flags.push_back({"-p", "--prompt-tokens"});
     flags.push_back({"-n", "--gen-tokens"});
     flags.push_back({"-r", "--repeat"});
+    flags.push_back({"--turns"});
+    flags.push_back({"--restore"});
+    flags.push_back({"--streams"});
+    flags.push_back({"--turn-tokens"});
     Args args(flags, {{"--json"}});
     if (!args.parse(argc, argv, 2)) return usageError("bench", args.error());
     auto promptTokens = args.integer("--prompt-tokens", 512);
@@ -40,6 +63,22 @@ int runBench(int argc, char** argv) {
     auto repeat = args.integer("--repeat", 3);
     if (!promptTokens || !genTokens || !repeat) return usageError("bench", args.error());
     if (*promptTokens < 1 || *genTokens < 1 || *repeat < 1) return usageError("bench", "-p, -n and -r must be >= 1");
+    if (args.has("--turns") || args.has("--restore") || args.has("--streams")) {
+        KvBenchPlan plan;
+        auto turns = intList(args.value("--turns", ""), 0), streams = intList(args.value("--streams", ""), 1);
+        auto restore = args.integer("--restore", 0), turnTokens = args.integer("--turn-tokens", 64);
+        if (!turns || !streams) return usageError("bench", "--turns and --streams take comma-separated counts");
+        if (!restore || !turnTokens || *restore < 0 || *turnTokens < 1)
+            return usageError("bench", "--restore must be >= 0 and --turn-tokens >= 1");
+        plan.turns = *turns;
+        plan.streams = *streams;
+        plan.restore = int32_t(*restore);
+        plan.turnTokens = int32_t(*turnTokens);
+        plan.genTokens = int32_t(*genTokens);
+        plan.repeat = int32_t(*repeat);
+        plan.json = args.has("--json");
+        return runKvBench(args, plan);
+    }
 
     auto model = loadModel(args, false);
     if (!model) return 1;
@@ -58,6 +97,7 @@ int runBench(int argc, char** argv) {
     std::vector<double> prefill, decode;
     for (long long run = 0; run <= *repeat; ++run) {
         (*session)->reset();
+        model->clearPrefixCache();  // every run prefills the whole prompt
         auto result = (*session)->generate(prompt, params);
         if (!result) return runtimeError(result.status());
         if (run == 0) continue;  // warm-up: page cache, thread spin-up, allocator

@@ -5,7 +5,10 @@
 #include "cli_args.h"
 #include "kestrel/engine.h"
 
+#include <functional>
+#include <map>
 #include <memory>
+#include <vector>
 
 namespace kestrel::cli {
 
@@ -20,7 +23,24 @@ int runSynth(int argc, char** argv);  // cmd_synth.cpp
 // Shared by the subcommands: the options every one that loads a model takes.
 std::vector<std::vector<std::string>> modelFlags();  // -m, --threads, --device
 // Loads the model named by -m; prints the error and returns nullptr on failure.
-std::shared_ptr<Model> loadModel(Args& args, bool showProgress);
+// `adjust` may change the options before loading (e.g. a snapshot folder).
+std::shared_ptr<Model> loadModel(Args& args, bool showProgress, const std::function<void(LoadOptions&)>& adjust = {});
+
+// bench_kv.cpp: the KV-reuse benchmarks of `bench` (--turns, --restore, --streams).
+struct KvBenchPlan {
+    std::vector<int32_t> turns;    // history lengths
+    int32_t restore = 0;           // history length; 0: none
+    std::vector<int32_t> streams;  // stream counts
+    int32_t turnTokens = 64;       // the new turn (and each stream's prompt)
+    int32_t genTokens = 64;        // decoded per stream
+    int32_t repeat = 3;
+    bool json = false;
+};
+int runKvBench(Args& args, const KvBenchPlan& plan);
+// bench_streams.cpp: aggregate decode tok/s of N concurrent streams, per N.
+// occupancy: mean live-token share of the KV blocks in use while they ran.
+Status benchStreams(const std::shared_ptr<Model>& model, const KvBenchPlan& plan, std::map<int32_t, double>& out,
+                    std::map<int32_t, double>& occupancy);
 int usageError(const std::string& command, const std::string& message);
 int runtimeError(const Status& status);
 

@@ -18,7 +18,7 @@ int runtimeError(const Status& status) {
     return 1;
 }
 
-std::shared_ptr<Model> loadModel(Args& args, bool showProgress) {
+std::shared_ptr<Model> loadModel(Args& args, bool showProgress, const std::function<void(LoadOptions&)>& adjust) {
     LoadOptions options;
     options.path = args.value("--model", "");
     options.device = args.value("--device", "cpu");
@@ -32,6 +32,7 @@ std::shared_ptr<Model> loadModel(Args& args, bool showProgress) {
         std::fprintf(stderr, "kestrel-cli: no model given (-m FILE)\n");
         return nullptr;
     }
+    if (adjust) adjust(options);
     int lastShown = -1;
     if (showProgress) {
         options.onProgress = [&lastShown](float p) {

@@ -78,6 +78,32 @@ private slots:
         }
     }
 
+    // The KV-reuse benchmarks' JSON (issue 5's contract): per-history maps, the
+    // restore pair and per-stream-count rates, with values that make sense.
+    void kvBenchJsonHasTheContractKeys() {
+        auto r = cli({"bench", "-m", model_, "--turns", "0,96", "--restore", "96", "--streams", "1,2", "--turn-tokens",
+                      "16", "-n", "6", "-r", "1", "--json", "--threads", "2"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const auto doc = QJsonDocument::fromJson(r.out.toUtf8());
+        QVERIFY2(doc.isObject(), qPrintable(r.out));
+        const QJsonObject o = doc.object();
+        for (const char* map : {"ttft_ms", "reprefill_ms"})
+            for (const char* key : {"0", "96"}) {
+                QVERIFY2(o.value(map).toObject().value(key).isDouble(), map);
+                QVERIFY2(o.value(map).toObject().value(key).toDouble() > 0, map);
+            }
+        const QJsonObject restore = o.value("restore").toObject();
+        QCOMPARE(restore.value("tokens").toInt(), 96);
+        QCOMPARE(restore.value("restored").toInt(), 96);  // the snapshot was used, not re-prefilled
+        QVERIFY(restore.value("restore_ms").toDouble() > 0 && restore.value("reprefill_ms").toDouble() > 0);
+        for (const char* key : {"1", "2"}) {
+            QVERIFY2(o.value("streams_tok_s").toObject().value(key).toDouble() > 0, key);
+            const double occ = o.value("kv_occupancy").toObject().value(key).toDouble();
+            QVERIFY2(occ > 0 && occ <= 1, key);
+        }
+        QVERIFY2(r.err.isEmpty() || !r.err.contains("error"), qPrintable(r.err));
+    }
+
     void infoNamesTheArchitecture() {
         auto r = cli({"info", "-m", model_});
         QCOMPARE(r.exitCode, 0);

@@ -35,6 +35,8 @@ int main(int argc, char** argv) {
     if (ops) results = kestrel::cudatest::runOpChecks(seed);
     for (const auto& m : models) {
         auto r = kestrel::cudatest::runModelCheck(m, steps);
+        auto kv = kestrel::cudatest::runKvReuseCheck(m);
+        r.insert(r.end(), kv.begin(), kv.end());
         for (auto& x : r) x.name = m.substr(m.find_last_of('/') + 1) + ": " + x.name;
         results.insert(results.end(), r.begin(), r.end());
     }

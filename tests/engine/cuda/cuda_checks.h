@@ -30,4 +30,9 @@ std::vector<CheckResult> runOpChecks(unsigned seed);
 // at every step (graph replay included). `decodeSteps` tokens.
 std::vector<CheckResult> runModelCheck(const std::string& ggufPath, int decodeSteps);
 
+// cuda_kv_checks.cpp: the model's shared paged KV pool on the GPU: reuse of a
+// cached prefix, copy-on-write forks and a three-sequence batch against
+// from-scratch GPU runs.
+std::vector<CheckResult> runKvReuseCheck(const std::string& ggufPath);
+
 }  // namespace kestrel::cudatest

@@ -47,6 +47,7 @@ private slots:
         KESTREL_REQUIRE_MODEL(kestrel::test::smollm2Path());
 #ifndef KESTREL_NO_CUDA
         verifyAll(kestrel::cudatest::runModelCheck(kestrel::test::smollm2Path().toStdString(), 16));
+        verifyAll(kestrel::cudatest::runKvReuseCheck(kestrel::test::smollm2Path().toStdString()));
 #endif
     }
     void gemma3LogitsMatchCpu() {

@@ -1,0 +1,42 @@
+#!/bin/bash
+# One device call for issue 5 (paged KV, prefix reuse, batching) on the GPU:
+# build for sm_90, the CUDA checks (ops, a synthetic smollm2-shaped model end to
+# end and the paged-KV reuse/fork/batch checks), then the KV benchmarks on a
+# synthetic llama3-8b-shaped Q4_0 file with a 16k context.
+# Usage (GPU machine, repo root): [SHAPE=llama3-8b] [TURNS=0,1024,4096,8192] [STREAMS=1,4,16] [RESTORE=4096] \
+#   tests/engine/cuda/kv_run.sh
+set -o pipefail
+OUTDIR=${OUT:-/tmp/out}
+mkdir -p "$OUTDIR"
+B=/tmp/kbuild
+SHAPE=${SHAPE:-llama3-8b}
+if [ -d .devcarry/debs ]; then
+  for f in .devcarry/debs/*.deb; do dpkg -x "$f" /tmp/sys; done
+  export LD_LIBRARY_PATH=/tmp/sys/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
+fi
+t0=$(date +%s)
+cmake -S . -B $B -G Ninja -DKESTREL_BUILD_APP=OFF -DKESTREL_BUILD_TESTS=OFF -DKESTREL_CUDA_ARCHS=90 -DCMAKE_PREFIX_PATH=/tmp/sys/usr > $OUTDIR/cmake.txt 2>&1 || { tail -30 $OUTDIR/cmake.txt; exit 1; }
+ninja -C $B kestrel-cli kestrel-cuda-check > $OUTDIR/build.txt 2>&1 || { grep -E "error" -A3 $OUTDIR/build.txt | head -40; exit 1; }
+echo "build: $(( $(date +%s) - t0 )) s"
+nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem,driver_version --format=csv,noheader
+git log -1 --format='commit %h %s' 2>/dev/null
+CLI=$B/app/cli/kestrel-cli
+CHK=$B/engine/backend/cuda/kestrel-cuda-check
+if [ -z "$NOCHECK" ]; then
+  $CLI synth -o /tmp/smol.gguf --shape smollm2-135m --type q4_0 > /dev/null
+  $CHK --model /tmp/smol.gguf --steps 16 > $OUTDIR/checks.txt 2>&1
+  echo "checks rc=$?: $(grep -c '^ok' $OUTDIR/checks.txt) ok; paged KV:"; grep "paged KV" $OUTDIR/checks.txt; grep -v '^ok' $OUTDIR/checks.txt | head -12
+fi
+t1=$(date +%s)
+$CLI synth -o /tmp/$SHAPE.gguf --shape $SHAPE --type q4_0 --context 16384 > /dev/null || exit 1
+echo "== $SHAPE (synth $(( $(date +%s) - t1 )) s)"
+if [ -n "${STREAMS-1,4,16}" ]; then
+  $CLI bench -m /tmp/$SHAPE.gguf --device cuda --streams ${STREAMS:-1,4,16} -n 64 -r 2 --json 2>&1 | tee $OUTDIR/streams.json
+fi
+if [ -n "${TURNS-0,1024,4096,8192}" ]; then
+  $CLI bench -m /tmp/$SHAPE.gguf --device cuda --turns ${TURNS:-0,1024,4096,8192} -r 1 --json 2>&1 | tee $OUTDIR/turns.json
+fi
+if [ -n "${RESTORE-4096}" ]; then
+  $CLI bench -m /tmp/$SHAPE.gguf --device cuda --restore ${RESTORE:-4096} -r 1 --json 2>&1 | tee $OUTDIR/restore.json
+fi
+echo "total: $(( $(date +%s) - t0 )) s"
