@@ -324,17 +324,19 @@ void CudaBackend::attention(const Tensor& q, runtime::KvCache& kv, int layer, co
     a.scale = p.scale;
     a.slidingWindow = p.slidingWindow;
     a.softcap = p.softcap;
-    // Enough ranges to spread one token's keys over the GPU; prefill has
-    // parallelism in its tokens instead.
+    // About 1024 (token, range) pairs per kv-head group: enough blocks to fill
+    // the GPU for one decoding token, and for a turn of 64 tokens after a long
+    // history (16 ranges each instead of 2: its attention was the serial walk
+    // of 4k keys per block).
     const int64_t tokens = q.rows();
     const int64_t byContext = (kv.capacity() + 15) / 16;
-    a.maxSplits = static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(byContext, 128 / std::max<int64_t>(1, tokens)), 1, 128));
+    a.maxSplits = static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(byContext, 1024 / std::max<int64_t>(1, tokens)), 1, 128));
     // Scratch sized for the largest batch this output can hold, so its address never changes.
     if (!ot.attnScratch) {
         int64_t need = 0;
         for (int64_t t = 1; t <= ot.capacityRows(); t = t < 64 ? t + 1 : t * 2) {
             cuda::AttentionDev b = a;
-            b.maxSplits = static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(byContext, 128 / t), 1, 128));
+            b.maxSplits = static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(byContext, 1024 / t), 1, 128));
             need = std::max(need, cuda::attentionScratchFloats(b, t));
         }
         cuda::AttentionDev b = a;

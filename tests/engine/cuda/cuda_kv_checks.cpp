@@ -77,7 +77,7 @@ std::vector<CheckResult> runKvReuseCheck(const std::string& ggufPath) {
     };
 
     // A prefix cached by a closed sequence, reused by a new one.
-    const auto t = tokens(300, 1, vocab);
+    const auto t = tokens(250, 1, vocab);  // one step (the pool's step holds 256 tokens)
     const auto ref = fresh(t);
     {
         const int32_t a = pool.open();
