@@ -15,6 +15,8 @@ namespace kestrel::kernels {
 
 bool rowsOneTokenVbmi(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
                       const QuantActivations& act, float* y);
+void panelRowsAvx512(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols,
+                     const QuantActivations& act, float* y, int64_t yStride);
 
 namespace {
 
@@ -309,7 +311,8 @@ void toFloatAvx512(GgmlType type, const void* src, float* dst, int64_t n) {
                              dst + i, n - i);
 }
 
-const IsaKernels kAvx512{"avx512vnni", unpackRowsAvx2, intTileAvx512, floatTileAvx512, toFloatAvx512, quantizeActivationsAvx2, rowsOneTokenAvx512};
+const IsaKernels kAvx512{"avx512vnni", unpackRowsAvx2, intTileAvx512, floatTileAvx512, toFloatAvx512, quantizeActivationsAvx2, rowsOneTokenAvx512,
+                          panelRowsAvx512};
 
 }  // namespace
 

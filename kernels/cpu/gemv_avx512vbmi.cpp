@@ -102,12 +102,28 @@ int prefetchDistance() {
     return d;
 }
 
-// Every cache line of the next `bytes` starting `distance` ahead of p.
-inline void prefetchAhead(const uint8_t* p, size_t bytes) {
-    const int d = prefetchDistance();
-    if (d <= 0) return;
-    for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(p + d + o), _MM_HINT_T0);
-}
+// The stream of one call's rows: every cache line is prefetched `distance`
+// bytes before the kernel reads it. The first `distance` bytes are requested
+// all at once on entry (a product's weights rarely follow the previous
+// product's in memory, so nothing has brought them in), and nothing past the
+// end is requested (that would be another thread's rows or another tensor).
+class RowStream {
+public:
+    RowStream(const uint8_t* begin, size_t bytes) : end_(begin + bytes), d_(prefetchDistance()) {
+        if (d_ > 0) prefetch(begin, std::min<size_t>(bytes, static_cast<size_t>(d_)));
+    }
+    // Called before reading [p, p + bytes).
+    void ahead(const uint8_t* p, size_t bytes) const {
+        if (d_ > 0 && end_ - p > d_) prefetch(p + d_, std::min<size_t>(bytes, static_cast<size_t>(end_ - p - d_)));
+    }
+
+private:
+    static void prefetch(const uint8_t* p, size_t bytes) {
+        for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(p + o), _MM_HINT_T0);
+    }
+    const uint8_t* end_;
+    int d_;
+};
 
 NibbleActivations& nibbleScratch() {
     thread_local NibbleActivations a;
@@ -177,9 +193,10 @@ void rowsNibble(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols, c
     prepareNibble(act, nb, HasMin ? 1.0f : -8.0f, a);
     const __m512i qIdx = quantIndex<BlockBytes, HasMin ? 4 : 2>();
     const __m512i sIdx = scaleIndex<BlockBytes, 4>(0, HasMin ? 2 : 0);
+    const RowStream stream(w, rows * rowBytes);
     int64_t r = 0;
     for (; r + 4 <= rows; r += 4) {
-        prefetchAhead(w + r * rowBytes, 4 * rowBytes);
+        stream.ahead(w + r * rowBytes, 4 * rowBytes);
         nibbleRows<BlockBytes, HasMin, 4>(w + r * rowBytes, rowBytes, nb, a, qIdx, sIdx, y + r, 4);
     }
     for (; r < rows; ++r) nibbleRows<BlockBytes, HasMin, 1>(w + r * rowBytes, rowBytes, nb, a, qIdx, sIdx, y + r, 1);
@@ -229,9 +246,10 @@ void rowsQ8_0(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols, con
     for (int i = 0; i < 64; ++i) qIdxBytes[i] = static_cast<uint8_t>((i / 32) * 34 + 2 + i % 32);
     const __m512i qIdx = _mm512_load_si512(qIdxBytes);
     const __m512i sIdx = scaleIndex<34, 2>(0, 0);
+    const RowStream stream(w, rows * rowBytes);
     int64_t r = 0;
     for (; r + 4 <= rows; r += 4) {
-        prefetchAhead(w + r * rowBytes, 4 * rowBytes);
+        stream.ahead(w + r * rowBytes, 4 * rowBytes);
         q8Rows<4>(w + r * rowBytes, rowBytes, nb, act, sb, qIdx, sIdx, y + r, 4);
     }
     for (; r < rows; ++r) q8Rows<1>(w + r * rowBytes, rowBytes, nb, act, sb, qIdx, sIdx, y + r, 1);

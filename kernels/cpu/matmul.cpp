@@ -1,6 +1,7 @@
-// matmul: quantise the activations once, then give each thread a contiguous
-// range of 4-row weight tiles; a tile is unpacked once and multiplied with all
-// tokens, so prefill reads each weight row from memory once per call.
+// matmul: quantise the activations once, then give each thread contiguous
+// ranges of weight tiles (4 rows, or 16-row panels where the ISA has them); a
+// tile is unpacked once and multiplied with all tokens, so prefill reads each
+// weight row from memory once per call.
 #include "matmul.h"
 
 #include "fp16.h"
@@ -56,8 +57,15 @@ std::vector<unsigned char>& threadScratch(size_t bytes) {
 
 struct ActivationBuffer {
     std::vector<unsigned char> storage;
-    QuantActivations view;
+    std::vector<float> s32;
 };
+
+// Every product of two or more tokens takes the panel kernel where the ISA has
+// one (already at 2 tokens its cheaper inner loop pays for building the
+// panels). One path for all multi-token calls keeps a row's result
+// independent of how many other rows share the call, which batched decoding
+// relies on (tst_scheduler compares batched streams with lone ones exactly).
+constexpr int64_t kPanelMinTokens = 2;
 
 ActivationBuffer& callerActivations() {
     thread_local ActivationBuffer buf;
@@ -122,6 +130,25 @@ void matmulInt(const IsaKernels& k, const WeightMatrix& w, const float* x, int64
                 8);
             return;
         }
+    }
+
+    if (tokens >= kPanelMinTokens && k.panelRows) {
+        // Per-32 activation sums for the panel kernel's 32-value groups.
+        const int64_t n32 = cp / 32;
+        ab.s32.resize(static_cast<size_t>(tokens * n32));
+        for (int64_t i = 0; i < tokens * n32; ++i) ab.s32[static_cast<size_t>(i)] = s16[2 * i] + s16[2 * i + 1];
+        QuantActivations panelAct = act;
+        panelAct.s32 = ab.s32.data();
+        const int64_t panels = (w.rows + kPanelRows - 1) / kPanelRows;
+        pool.parallelFor(panels, [&](int64_t b, int64_t e, int) {
+            for (int64_t p = b; p < e; ++p) {
+                const int64_t r0 = p * kPanelRows;
+                const int rows = static_cast<int>(std::min<int64_t>(kPanelRows, w.rows - r0));
+                k.panelRows(w.type, static_cast<const uint8_t*>(w.data) + r0 * w.rowBytes, w.rowBytes, rows, w.cols,
+                            panelAct, y + r0, w.rows);
+            }
+        });
+        return;
     }
 
     const int64_t tiles = (w.rows + kTileRows - 1) / kTileRows;

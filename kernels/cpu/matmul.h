@@ -8,8 +8,9 @@
 // ISA instead of one per format (see quant_blocks.h). Each thread then takes a
 // range of 4-row weight tiles, unpacks each tile once and multiplies it with every
 // token in 4x4 register tiles, so a weight row is read from memory once per call
-// however many tokens there are. One token of Q4_0/Q4_1/Q5_0/Q8_0 on AVX-512
-// VNNI reads the blocks directly (no unpack).
+// however many tokens there are. On AVX-512 VNNI two or more tokens use 16-row
+// panels instead (gemm_panel_avx512.cpp), and one token of Q4_0/Q4_1/Q5_0/Q8_0
+// reads the blocks directly (no unpack).
 //
 // Dispatch: AVX-512 VNNI, AVX2+FMA or scalar, chosen once at start-up from
 // cpuid (KESTREL_CPU_ISA=scalar|avx2|avx512 forces a path, for tests).

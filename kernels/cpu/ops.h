@@ -5,9 +5,10 @@
 // Every function works on float32 row-major activations ([rows, cols], row
 // stride = cols unless stated), never allocates, and takes a ThreadPool where
 // splitting the work over rows or heads pays. The hot loops are compiled
-// twice (baseline x86-64 and AVX2+FMA+F16C, picked once from cpuid), so the
-// library runs on any x86-64 CPU. Thread-safety: functions are pure over
-// their arguments; one call per ThreadPool at a time.
+// twice (baseline x86-64 and AVX2+FMA+F16C, picked once from cpuid), glu also
+// for AVX-512 (ops_avx512.cpp), so the library runs on any x86-64 CPU.
+// Thread-safety: functions are pure over their arguments; one call per
+// ThreadPool at a time.
 #pragma once
 
 #include "thread_pool.h"

@@ -63,13 +63,18 @@ struct QuantActivations {
     const int8_t* qs = nullptr;
     const float* dx4 = nullptr;
     const float* s16 = nullptr;
+    const float* s32 = nullptr;  // [tokens][colsPadded/32] = s16 pairs summed; only for panelRows, else nullptr
 };
 
-// A tile of at most kTileRows weight rows in the intermediate form. Layout per
-// row (stride colsPadded): u[colsPadded], scale4[colsPadded/4], corr16[colsPadded/16].
+// A tile of weight rows in the intermediate form (kTileRows for intTile,
+// kPanelRows inside panelRows). Layout per row (stride colsPadded): u[colsPadded],
+// scale4[colsPadded/4], corr16[colsPadded/16].
 // `signedU` marks Q8_0: u holds w + 128, which AVX2's saturating maddubs cannot
-// take, so that path flips it back to signed.
+// take, so that path flips it back to signed. `scaleGroup`: the values that
+// share one scale and one correction (32 for the 32-blocks, Q4_K and Q5_K;
+// 16 for Q2_K, Q3_K, Q6_K), so a kernel may apply them once per group.
 constexpr int kTileRows = 4;
+constexpr int kPanelRows = 16;
 struct UnpackedTile {
     int rows = 0;
     int64_t colsPadded = 0;
@@ -77,11 +82,14 @@ struct UnpackedTile {
     float* scale4 = nullptr;
     float* corr16 = nullptr;
     bool signedU = false;
+    int scaleGroup = 16;
 };
 
-// Bytes of scratch an UnpackedTile needs, 64-byte aligned pieces included.
-size_t unpackedTileBytes(int64_t colsPadded);
-UnpackedTile makeUnpackedTile(void* scratch, int64_t colsPadded);
+// Bytes of scratch an UnpackedTile of `rows` rows needs, 64-byte aligned pieces included.
+size_t unpackedTileBytes(int64_t colsPadded, int rows = kTileRows);
+UnpackedTile makeUnpackedTile(void* scratch, int64_t colsPadded, int rows = kTileRows);
+// UnpackedTile::scaleGroup for a type with an integer path.
+int scaleGroupOf(GgmlType type);
 
 // Unpack rows [0, rows) of `w` (rowBytes apart) into `tile`. False for a type
 // without an integer path.
@@ -112,6 +120,10 @@ using ToFloatFn = void (*)(GgmlType type, const void* src, float* dst, int64_t n
 // Returns false for a type it does not handle; the caller then uses the tiles.
 using RowsOneTokenFn = bool (*)(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
                                 const QuantActivations& act, float* y);
+// The same product for rows [0, rows) of w (rows <= kPanelRows) straight from
+// the GGML blocks, unpacking as it needs; needs act.s32.
+using PanelRowsFn = void (*)(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols,
+                             const QuantActivations& act, float* y, int64_t yStride);
 using QuantizeActivationsFn = void (*)(const float* x, int64_t cols, int64_t t0, int64_t t1, int8_t* qs, float* dx4,
                                        float* s16, int64_t colsPadded);
 
@@ -123,6 +135,7 @@ struct IsaKernels {
     ToFloatFn toFloat;
     QuantizeActivationsFn quantize;
     RowsOneTokenFn rowsOneToken;  // may be nullptr
+    PanelRowsFn panelRows;        // may be nullptr: 16-row panels for two or more tokens
 };
 
 // AVX2 activation quantiser: the same values as quantizeActivations, bit for bit.

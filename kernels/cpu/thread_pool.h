@@ -1,10 +1,11 @@
 // A fixed pool of worker threads for data-parallel kernels.
 //
-// parallelFor splits [0, n) into at most 4 * size() contiguous chunks (of at
-// least `grain` items) and returns when all are done. The calling thread takes
-// part; chunks are claimed by whichever participant is free, so one thread may
-// run several chunks (one after another, with its own threadIndex) and a slow
-// or descheduled thread gets fewer. threadIndex (0 = caller) is unique among
+// parallelFor splits [0, n) into contiguous chunks of whole `grain`s (the
+// last may be short) and returns when all are done. The calling thread takes
+// part; chunks are claimed by whichever participant is free, each taking
+// 1/(2 * size()) of what is left, so the chunks shrink towards the end, one
+// thread may run several (one after another, with its own threadIndex) and a
+// slow or descheduled thread gets fewer. threadIndex (0 = caller) is unique among
 // threads running at once, so it can index per-thread scratch. Workers spin
 // ~2 ms before sleeping so the many small launches of one decode step do not
 // pay a futex wake-up each.

@@ -191,14 +191,14 @@ const UnpackEntry* findUnpacker(GgmlType type) {
 
 }  // namespace
 
-size_t unpackedTileBytes(int64_t colsPadded) {
-    const auto n = static_cast<size_t>(colsPadded) * kTileRows;
+size_t unpackedTileBytes(int64_t colsPadded, int rows) {
+    const auto n = static_cast<size_t>(colsPadded) * static_cast<size_t>(rows);
     return align64(n) + align64(n) + align64(n / 4) + 64;
 }
 
-UnpackedTile makeUnpackedTile(void* scratch, int64_t colsPadded) {
+UnpackedTile makeUnpackedTile(void* scratch, int64_t colsPadded, int rows) {
     auto base = (reinterpret_cast<uintptr_t>(scratch) + 63) / 64 * 64;
-    const auto n = static_cast<size_t>(colsPadded) * kTileRows;
+    const auto n = static_cast<size_t>(colsPadded) * static_cast<size_t>(rows);
     UnpackedTile t;
     t.colsPadded = colsPadded;
     t.u = reinterpret_cast<uint8_t*>(base);
@@ -209,12 +209,22 @@ UnpackedTile makeUnpackedTile(void* scratch, int64_t colsPadded) {
 
 bool hasIntegerPath(GgmlType type) { return findUnpacker(type) != nullptr; }
 
+int scaleGroupOf(GgmlType type) {
+    switch (type) {
+    case GgmlType::Q2_K:
+    case GgmlType::Q3_K:
+    case GgmlType::Q6_K: return 16;
+    default: return 32;
+    }
+}
+
 bool unpackRows(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols, UnpackedTile& tile) {
     const UnpackEntry* e = findUnpacker(type);
     if (!e) return false;
     const int64_t cp = tile.colsPadded;
     tile.rows = rows;
     tile.signedU = type == GgmlType::Q8_0;
+    tile.scaleGroup = scaleGroupOf(type);
     for (int r = 0; r < rows; ++r) {
         uint8_t* u = tile.u + r * cp;
         float* s4 = tile.scale4 + r * cp / 4;

@@ -142,6 +142,7 @@ bool unpackRowsAvx2(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, 
     const int64_t cp = tile.colsPadded;
     tile.rows = rows;
     tile.signedU = type == GgmlType::Q8_0;
+    tile.scaleGroup = scaleGroupOf(type);
     for (int r = 0; r < rows; ++r) {
         uint8_t* u = tile.u + r * cp;
         float* s4 = tile.scale4 + r * cp / 4;

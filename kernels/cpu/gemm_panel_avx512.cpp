@@ -1,0 +1,251 @@
+// Multi-token integer products on 16-row panels, for AVX-512 VNNI (compiled
+// with -mavx512f/bw/vl/vnni; called only after cpuid says so).
+//
+// Why: the 4x4 register tile of gemm_avx512.cpp spends four vector ops per
+// dpbusd (dpbusd, int->float, scale product, FMA), because each dpbusd covers
+// 64 columns of one row, i.e. two blocks whose scales must be applied before
+// the next pair. Here one zmm holds 4 consecutive quants of 16 rows
+// (interleaved), and the activations are 4-byte broadcasts, so the G/4
+// dpbusd of a scale group (G = 32 or 16 values) accumulate in int32 for all
+// 16 rows at once, and the scale, the correction and the conversion are paid
+// once per group: 8 dpbusd + 4 ops per 32 values instead of 16.
+//
+// The panel is built per call and reused by every token: for Q4_0, Q4_1 and
+// Q8_0 straight from the blocks, for the other formats from the unpacked tile
+// (a 16x16 transpose of 4-byte words per 64 columns).
+#include "quant_blocks.h"
+
+#include <immintrin.h>
+
+#include <cstring>
+#include <vector>
+
+namespace kestrel::kernels {
+namespace {
+
+// Interleaved form of up to 16 rows: q[c / 4][row][4] (64 bytes per 4 columns),
+// per scale group g: scale[g][row], corr[g][row]. Missing rows have zero scales.
+struct Panel {
+    int64_t colsPadded = 0;
+    int group = 32;
+    const uint8_t* q = nullptr;
+    const float* scale = nullptr;
+    const float* corr = nullptr;
+};
+
+// Rows 0..15 of 64 bytes each (at rows[r]) -> out[j] = dword j of every row.
+inline void transpose16x16(const uint8_t* const* rows, int64_t c, uint8_t* out) {
+    __m512i r[16], t[16];
+    for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(rows[i] + c);
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+    }
+    // v[q][d]: lane L holds rows 4q..4q+3 of dword 4L + d.
+    __m512i v[4][4];
+    for (int q = 0; q < 4; ++q) {
+        const __m512i* p = t + 4 * q;
+        v[q][0] = _mm512_unpacklo_epi64(p[0], p[2]);
+        v[q][1] = _mm512_unpackhi_epi64(p[0], p[2]);
+        v[q][2] = _mm512_unpacklo_epi64(p[1], p[3]);
+        v[q][3] = _mm512_unpackhi_epi64(p[1], p[3]);
+    }
+    for (int d = 0; d < 4; ++d) {
+        const __m512i a = _mm512_shuffle_i32x4(v[0][d], v[1][d], 0x44), b = _mm512_shuffle_i32x4(v[0][d], v[1][d], 0xee);
+        const __m512i e = _mm512_shuffle_i32x4(v[2][d], v[3][d], 0x44), f = _mm512_shuffle_i32x4(v[2][d], v[3][d], 0xee);
+        _mm512_store_si512(out + (0 + d) * 64, _mm512_shuffle_i32x4(a, e, 0x88));
+        _mm512_store_si512(out + (4 + d) * 64, _mm512_shuffle_i32x4(a, e, 0xdd));
+        _mm512_store_si512(out + (8 + d) * 64, _mm512_shuffle_i32x4(b, f, 0x88));
+        _mm512_store_si512(out + (12 + d) * 64, _mm512_shuffle_i32x4(b, f, 0xdd));
+    }
+}
+
+// Per-thread storage of one panel of colsPadded columns in groups of g.
+struct PanelStorage {
+    uint8_t* q;
+    float* scale;
+    float* corr;
+};
+
+PanelStorage panelStorage(int64_t cp, int g) {
+    thread_local std::vector<unsigned char> storage;
+    const size_t qBytes = static_cast<size_t>(cp) * kPanelRows;
+    const size_t need = qBytes + 2 * static_cast<size_t>(cp / g) * kPanelRows * sizeof(float) + 64;
+    if (storage.size() < need) storage.resize(need);
+    auto* q = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(storage.data()) + 63) / 64 * 64);
+    auto* scale = reinterpret_cast<float*>(q + qBytes);
+    return PanelStorage{q, scale, scale + cp / g * kPanelRows};
+}
+
+// Any format: from the unpacked tile (u8 rows, per-4 scales, per-16 corrections).
+Panel panelFromTile(const UnpackedTile& tile) {
+    const int64_t cp = tile.colsPadded;
+    const int g = tile.scaleGroup;
+    const int64_t groups = cp / g;
+    const auto [q, scale, corr] = panelStorage(cp, g);
+
+    const uint8_t* rows[kPanelRows];
+    for (int r = 0; r < kPanelRows; ++r) rows[r] = tile.u + (r < tile.rows ? r : 0) * cp;  // missing rows: any data
+    for (int64_t c = 0; c < cp; c += 64) transpose16x16(rows, c, q + c * kPanelRows);
+    if (tile.rows < kPanelRows) {
+        std::memset(scale, 0, static_cast<size_t>(groups) * kPanelRows * sizeof(float));
+        std::memset(corr, 0, static_cast<size_t>(groups) * kPanelRows * sizeof(float));
+    }
+    // Row r's group scales are every (g/4)-th of scale4, its corrections every (g/16)-th of corr16.
+    const int64_t ng16 = cp / 16;
+    for (int r = 0; r < tile.rows; ++r) {
+        const float* s4 = tile.scale4 + r * cp / 4;
+        const float* c16 = tile.corr16 + r * ng16;
+        for (int64_t k = 0; k < groups; ++k) {
+            scale[k * kPanelRows + r] = s4[k * g / 4];
+            corr[k * kPanelRows + r] = c16[k * g / 16];
+        }
+    }
+    return Panel{cp, g, q, scale, corr};
+}
+
+// Lane L of zmm q (q = 0..3) <- the 16 bytes at rows[4L + q] + offset; then
+// v[j] = dword j (j = 0..3) of those 16 bytes for all 16 rows, in row order.
+inline void gatherRows16x16B(const uint8_t* const* rows, size_t offset, __m512i v[4]) {
+    __m512i z[4];
+    for (int q = 0; q < 4; ++q) {
+        z[q] = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[q] + offset)));
+        z[q] = _mm512_inserti32x4(z[q], _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[4 + q] + offset)), 1);
+        z[q] = _mm512_inserti32x4(z[q], _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[8 + q] + offset)), 2);
+        z[q] = _mm512_inserti32x4(z[q], _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[12 + q] + offset)), 3);
+    }
+    const __m512i t0 = _mm512_unpacklo_epi32(z[0], z[1]), t1 = _mm512_unpackhi_epi32(z[0], z[1]);
+    const __m512i t2 = _mm512_unpacklo_epi32(z[2], z[3]), t3 = _mm512_unpackhi_epi32(z[2], z[3]);
+    v[0] = _mm512_unpacklo_epi64(t0, t2);
+    v[1] = _mm512_unpackhi_epi64(t0, t2);
+    v[2] = _mm512_unpacklo_epi64(t1, t3);
+    v[3] = _mm512_unpackhi_epi64(t1, t3);
+}
+
+// Q4_0, Q4_1, Q8_0 with all 16 rows present: straight from the blocks, no
+// intermediate tile. Per block and 16 rows: the quants transposed in 4-byte
+// words, the f16 scale (and Q4_1's min) of each row gathered and converted.
+template <GgmlType Type>
+Panel panelDirect(const uint8_t* w, size_t rowBytes, int64_t cols) {
+    constexpr int kBlockBytes = Type == GgmlType::Q4_0 ? 18 : Type == GgmlType::Q4_1 ? 20 : 34;
+    constexpr int kQuants = Type == GgmlType::Q4_1 ? 4 : 2;  // offset of qs in the block
+    const int64_t cp = padCols(cols), nb = cols / kQK;
+    const auto [q, scale, corr] = panelStorage(cp, kQK);
+    const uint8_t* rows[kPanelRows];
+    for (int r = 0; r < kPanelRows; ++r) rows[r] = w + r * rowBytes;
+    const __m512i rowOffsets = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                                  _mm512_set1_epi32(static_cast<int>(rowBytes)));
+    const __m512i m4 = _mm512_set1_epi8(0x0f);
+    for (int64_t b = 0; b < nb; ++b) {
+        uint8_t* out = q + b * kQK * kPanelRows;
+        __m512i v[4];
+        gatherRows16x16B(rows, static_cast<size_t>(b * kBlockBytes + kQuants), v);
+        if constexpr (Type == GgmlType::Q8_0) {
+            const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));  // u = w + 128
+            for (int j = 0; j < 4; ++j) _mm512_store_si512(out + j * 64, _mm512_xor_si512(v[j], flip));
+            gatherRows16x16B(rows, static_cast<size_t>(b * kBlockBytes + kQuants + 16), v);
+            for (int j = 0; j < 4; ++j) _mm512_store_si512(out + (4 + j) * 64, _mm512_xor_si512(v[j], flip));
+        } else {
+            // Byte i holds value i (low nibble) and value i + 16 (high nibble).
+            for (int j = 0; j < 4; ++j) {
+                _mm512_store_si512(out + j * 64, _mm512_and_si512(v[j], m4));
+                _mm512_store_si512(out + (4 + j) * 64, _mm512_and_si512(_mm512_srli_epi16(v[j], 4), m4));
+            }
+        }
+        const __m512i h = _mm512_i32gather_epi32(_mm512_add_epi32(rowOffsets, _mm512_set1_epi32(static_cast<int>(b * kBlockBytes))), w, 1);
+        const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(h));
+        _mm512_store_ps(scale + b * kPanelRows, d);
+        if constexpr (Type == GgmlType::Q4_1)
+            _mm512_store_ps(corr + b * kPanelRows, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(h, 16))));
+        else
+            _mm512_store_ps(corr + b * kPanelRows, _mm512_mul_ps(d, _mm512_set1_ps(Type == GgmlType::Q4_0 ? -8.0f : -128.0f)));
+    }
+    for (int64_t b = nb; b < cp / kQK; ++b) {  // padding to whole 64-value pairs: zero weights, zero scales
+        std::memset(q + b * kQK * kPanelRows, 0, kQK * kPanelRows);
+        std::memset(scale + b * kPanelRows, 0, kPanelRows * sizeof(float));
+        std::memset(corr + b * kPanelRows, 0, kPanelRows * sizeof(float));
+    }
+    return Panel{cp, kQK, q, scale, corr};
+}
+
+inline __m512i broadcast4(const int8_t* p) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return _mm512_set1_epi32(v);
+}
+
+// Tokens t0..t0+T-1 against the whole panel; y (already offset to the panel's
+// first row) gets `rows` values per token.
+template <int T, int G>
+void panelMicro(const Panel& p, const QuantActivations& act, int64_t t0, float* y, int64_t yStride, __mmask16 rows) {
+    const int64_t cp = p.colsPadded;
+    const int64_t groups = cp / G;
+    // s of each group: dx * sum of its quants (s32 for 32-value groups, s16 for 16).
+    const float* sums = G == 32 ? act.s32 : act.s16;
+    __m512 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < groups; ++k) {
+        __m512i dot[T];
+        for (int t = 0; t < T; ++t) dot[t] = _mm512_setzero_si512();
+        const uint8_t* q = p.q + k * G * kPanelRows;
+        for (int j = 0; j < G / 4; ++j) {
+            const __m512i w = _mm512_load_si512(q + j * 64);
+            for (int t = 0; t < T; ++t)
+                dot[t] = _mm512_dpbusd_epi32(dot[t], w, broadcast4(act.qs + (t0 + t) * cp + k * G + j * 4));
+        }
+        const __m512 sc = _mm512_loadu_ps(p.scale + k * kPanelRows), cr = _mm512_loadu_ps(p.corr + k * kPanelRows);
+        for (int t = 0; t < T; ++t) {
+            const __m512 dx = _mm512_set1_ps(act.dx4[(t0 + t) * cp / 4 + k * G / 4]);
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[t]), _mm512_mul_ps(sc, dx), acc[t]);
+            acc[t] = _mm512_fmadd_ps(cr, _mm512_set1_ps(sums[(t0 + t) * groups + k]), acc[t]);
+        }
+    }
+    for (int t = 0; t < T; ++t) _mm512_mask_storeu_ps(y + (t0 + t) * yStride, rows, acc[t]);
+}
+
+template <int G>
+void panelTokens(const Panel& p, const QuantActivations& act, float* y, int64_t yStride, __mmask16 rows) {
+    constexpr int kT = 8;
+    int64_t t = 0;
+    for (; t + kT <= act.tokens; t += kT) panelMicro<kT, G>(p, act, t, y, yStride, rows);
+    switch (act.tokens - t) {
+    case 7: panelMicro<7, G>(p, act, t, y, yStride, rows); break;
+    case 6: panelMicro<6, G>(p, act, t, y, yStride, rows); break;
+    case 5: panelMicro<5, G>(p, act, t, y, yStride, rows); break;
+    case 4: panelMicro<4, G>(p, act, t, y, yStride, rows); break;
+    case 3: panelMicro<3, G>(p, act, t, y, yStride, rows); break;
+    case 2: panelMicro<2, G>(p, act, t, y, yStride, rows); break;
+    case 1: panelMicro<1, G>(p, act, t, y, yStride, rows); break;
+    default: break;
+    }
+}
+
+}  // namespace
+
+// Declared in gemm_avx512.cpp; an IsaKernels::panelRows.
+void panelRowsAvx512(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols,
+                     const QuantActivations& act, float* y, int64_t yStride) {
+    Panel p;
+    const bool full = rows == kPanelRows;
+    if (full && type == GgmlType::Q4_0) {
+        p = panelDirect<GgmlType::Q4_0>(w, rowBytes, cols);
+    } else if (full && type == GgmlType::Q4_1) {
+        p = panelDirect<GgmlType::Q4_1>(w, rowBytes, cols);
+    } else if (full && type == GgmlType::Q8_0) {
+        p = panelDirect<GgmlType::Q8_0>(w, rowBytes, cols);
+    } else {
+        thread_local std::vector<unsigned char> scratch;
+        const int64_t cp = padCols(cols);
+        if (scratch.size() < unpackedTileBytes(cp, kPanelRows)) scratch.resize(unpackedTileBytes(cp, kPanelRows));
+        UnpackedTile tile = makeUnpackedTile(scratch.data(), cp, kPanelRows);
+        unpackRowsAvx2(type, w, rowBytes, rows, cols, tile);
+        p = panelFromTile(tile);
+    }
+    const auto mask = static_cast<__mmask16>((1u << rows) - 1);
+    if (p.group == 32)
+        panelTokens<32>(p, act, y, yStride, mask);
+    else
+        panelTokens<16>(p, act, y, yStride, mask);
+}
+
+}  // namespace kestrel::kernels
