@@ -4,6 +4,16 @@
 
 namespace kestrel::model {
 
+runtime::KvCacheSpec kvCacheSpecFor(const ModelConfig& c, int64_t capacity, runtime::KvStorage storage) {
+    runtime::KvCacheSpec spec;
+    spec.layers = c.nLayer;
+    spec.kvHeads = c.nHeadKv;
+    spec.headDim = c.headDim;
+    spec.capacity = capacity;
+    spec.storage = storage;
+    return spec;
+}
+
 Result<std::unique_ptr<BatchRunner>> BatchRunner::create(std::shared_ptr<const LoadedModel> model, backend::Backend& be,
                                                          runtime::KvCache& kv, const BatchRunnerOptions& options) {
     if (!model) return Status(ErrorCode::InvalidArgument, "no model");
@@ -117,7 +127,8 @@ Status BatchRunner::step(std::span<const SeqChunk> chunks, std::vector<float>& l
     ids_.clear();
     positions_.clear();
     seqRows_.clear();
-    std::vector<int64_t> wanted;
+    std::vector<int64_t>& wanted = wanted_;
+    wanted.clear();
     for (size_t si = 0; si < chunks.size(); ++si) {
         const SeqChunk& ch = chunks[si];
         const auto n = static_cast<int64_t>(ch.tokens.size());

@@ -44,6 +44,9 @@ struct SeqChunk {
     LogitsWanted logits = LogitsWanted::None;
 };
 
+// The KV cache shape of a model: its layers, kv heads and head size.
+runtime::KvCacheSpec kvCacheSpecFor(const ModelConfig& c, int64_t capacity, runtime::KvStorage storage);
+
 struct BatchRunnerOptions {
     int maxTokens = 256;         // tokens per step, all chunks together
     int maxSeqs = 16;            // chunks per step
@@ -77,6 +80,7 @@ private:
     Scratch scratch_;
     std::unique_ptr<backend::Tensor> lastRows_, logits_;
     std::vector<int32_t> ids_, positions_, seqRows_, tables_;
+    std::vector<int64_t> wanted_;  // rows whose logits return, ascending
     int maxTokens_ = 0, maxSeqs_ = 0, logitRows_ = 0;
     int64_t maxPositions_ = 0;
 };

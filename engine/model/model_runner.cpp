@@ -23,12 +23,7 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::create(std::shared_ptr<const L
     r->contextLength_ = options.contextLength ? options.contextLength : c.contextLength;
     r->maxBatch_ = options.maxBatch;
 
-    runtime::KvCacheSpec ks;
-    ks.layers = c.nLayer;
-    ks.kvHeads = c.nHeadKv;
-    ks.headDim = c.headDim;
-    ks.capacity = r->contextLength_;
-    ks.storage = options.kvStorage;
+    const runtime::KvCacheSpec ks = kvCacheSpecFor(c, r->contextLength_, options.kvStorage);
     auto kv = be.createKvCache(ks);
     if (!kv) return kv.status();
     r->kv_ = std::move(kv).value();

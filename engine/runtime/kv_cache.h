@@ -92,6 +92,18 @@ void forEachKvRun(const KvCacheSpec& spec, const int32_t* table, int64_t tokens,
         }
 }
 
+// The byte ranges that copying every layer's K and V of block src into block
+// dst takes: fn(layer, isValue, srcOffsetInSlab, dstOffsetInSlab, bytes).
+// Backends implement copyKvBlock with it.
+template <typename Fn>
+void forEachKvBlockCopy(const KvCacheSpec& spec, int32_t srcBlock, int32_t dstBlock, Fn&& fn) {
+    const size_t blockBytes = spec.rowBytes() * static_cast<size_t>(spec.blockTokens);
+    for (int layer = 0; layer < spec.layers; ++layer)
+        for (int isValue = 0; isValue < 2; ++isValue)
+            fn(layer, isValue != 0, static_cast<size_t>(srcBlock) * blockBytes, static_cast<size_t>(dstBlock) * blockBytes,
+               blockBytes);
+}
+
 // Checks a transfer before any byte moves: the table covers [0, tokens), its
 // ids are inside the cache, and the buffer has exactly tokens * bytesPerToken().
 Status validateKvTransfer(const KvCacheSpec& spec, std::span<const int32_t> table, int64_t tokens, size_t bufferBytes);

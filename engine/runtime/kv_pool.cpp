@@ -35,12 +35,7 @@ Result<std::unique_ptr<KvPool>> KvPool::create(std::shared_ptr<const model::Load
     auto pool = std::unique_ptr<KvPool>(new KvPool());
     pool->model_ = model;
     pool->be_ = &be;
-    KvCacheSpec spec;
-    spec.layers = c.nLayer;
-    spec.kvHeads = c.nHeadKv;
-    spec.headDim = c.headDim;
-    spec.capacity = options.tokens;
-    spec.storage = options.storage;
+    const KvCacheSpec spec = model::kvCacheSpecFor(c, options.tokens, options.storage);
     auto cache = be.createKvCache(spec);
     if (!cache) return cache.status();
     pool->cache_ = std::move(cache).value();
@@ -148,8 +143,8 @@ Status KvPool::reserveLocked(Sequence& s, int64_t newLength) {
 
 Status KvPool::step(std::span<const PoolChunk> chunks, std::vector<float>& logits) {
     std::lock_guard lock(mutex_);
-    std::vector<Sequence*> seqs;
-    seqs.reserve(chunks.size());
+    std::vector<Sequence*>& seqs = stepSeqs_;
+    seqs.clear();
     int64_t total = 0;
     for (const PoolChunk& ch : chunks) {
         Sequence* s = find(ch.seq);
@@ -166,7 +161,8 @@ Status KvPool::step(std::span<const PoolChunk> chunks, std::vector<float>& logit
         seqs.push_back(s);
         total += static_cast<int64_t>(ch.tokens.size());
     }
-    std::vector<model::SeqChunk> batch(chunks.size());
+    std::vector<model::SeqChunk>& batch = stepBatch_;
+    batch.resize(chunks.size());
     for (size_t i = 0; i < chunks.size(); ++i) {
         batch[i].table = blocks_->table(seqs[i]->blocks);
         batch[i].start = static_cast<int64_t>(seqs[i]->tokens.size());

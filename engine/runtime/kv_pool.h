@@ -120,6 +120,9 @@ private:
     int32_t nextSeq_ = 1;
     SnapshotTag tag_;
     std::vector<BlockCopy> copies_;
+    // Per-step scratch, kept so that a decode step allocates nothing.
+    std::vector<Sequence*> stepSeqs_;
+    std::vector<model::SeqChunk> stepBatch_;
     // Measured speeds that decide restore vs re-prefill.
     double prefillTokensPerMs_ = 0;   // 0: not measured yet
     double restoreBytesPerMs_ = 0;

@@ -36,13 +36,13 @@ Result<runtime::KvPoolOptions> kvPoolOptionsFor(const LoadOptions& load, const m
     o.modelPath = load.path;
     const int64_t trained = c.contextLength > 0 ? c.contextLength : 4096;
     const bool gpu = be.name().rfind("cuda", 0) == 0;
-    const uint64_t perToken = uint64_t(2) * uint64_t(c.nLayer) * uint64_t(c.nHeadKv) * uint64_t(c.headDim) * 2;
+    const auto perToken = static_cast<double>(model::kvCacheSpecFor(c, 1, o.storage).bytesPerToken());
     if (load.kvPoolTokens < 0) return Status(ErrorCode::InvalidArgument, "kvPoolTokens must be >= 0");
     if (load.kvPoolTokens > 0) {
         o.tokens = load.kvPoolTokens;
     } else {
         const int64_t cap = gpu ? 65536 : 32768;
-        const int64_t byMemory = static_cast<int64_t>(static_cast<double>(be.availableMemoryBytes()) * 0.4 / double(perToken));
+        const int64_t byMemory = static_cast<int64_t>(static_cast<double>(be.availableMemoryBytes()) * 0.4 / perToken);
         o.tokens = std::max<int64_t>(std::min({std::max<int64_t>(trained, 16384), cap, byMemory}), 4096);
     }
     o.maxPositions = std::min(trained, o.tokens);

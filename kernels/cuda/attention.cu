@@ -75,6 +75,31 @@ __device__ __forceinline__ void loadRow(const KvDev& kv, const void* base, int64
     }
 }
 
+// The end of pass 1 in both split kernels: the block's NS partial softmax
+// states (max, sum, output; one per warp or key stream, in shared memory)
+// merged into the split's slot of the scratch. Slot of query head h0 + g:
+// slot0 + g * nsplit + split. Call after a __syncthreads.
+template <int NS, int G, int CS>
+__device__ __forceinline__ void writeSplitPartial(const float (&sm)[NS][G], const float (&sl)[NS][G],
+                                                  const float (&so)[NS][G][CS], int ng, int d, int64_t slot0,
+                                                  int nsplit, int split, float* __restrict__ scratchO,
+                                                  float2* __restrict__ scratchML) {
+    for (int idx = threadIdx.x; idx < ng * d; idx += blockDim.x) {
+        const int g = idx / d, c = idx % d;
+        float mm = -INFINITY;
+        for (int w = 0; w < NS; ++w) mm = fmaxf(mm, sm[w][g]);
+        float ll = 0.0f, o = 0.0f;
+        for (int w = 0; w < NS; ++w) {
+            const float f = sm[w][g] == -INFINITY ? 0.0f : __expf(sm[w][g] - mm);
+            ll += sl[w][g] * f;
+            o += so[w][g][c] * f;
+        }
+        const int64_t slot = slot0 + static_cast<int64_t>(g) * nsplit + split;
+        scratchO[slot * d + c] = o;
+        if (c == 0) scratchML[slot] = make_float2(mm, ll);
+    }
+}
+
 // G: query heads per block (the GQA group, padded; registers scale with it).
 // KPS keys per warp step: their loads and reductions are independent, so a
 // warp keeps 2 x KPS rows in flight instead of walking keys one latency at a time.
@@ -181,21 +206,8 @@ __global__ void __launch_bounds__(kAttnWarps * 32, EPL >= 8 ? 2 : EPL == 4 ? (G 
         for (int e = 0; e < EPL; ++e) so[warp][g][c0 + e] = acc[g][e];
     }
     __syncthreads();
-    const int nsplit = p.maxSplits;
-    for (int idx = threadIdx.x; idx < ng * d; idx += blockDim.x) {
-        const int g = idx / d, c = idx % d;
-        float mm = -INFINITY;
-        for (int w = 0; w < kAttnWarps; ++w) mm = fmaxf(mm, sm[w][g]);
-        float ll = 0.0f, o = 0.0f;
-        for (int w = 0; w < kAttnWarps; ++w) {
-            const float f = sm[w][g] == -INFINITY ? 0.0f : __expf(sm[w][g] - mm);
-            ll += sl[w][g] * f;
-            o += so[w][g][c] * f;
-        }
-        const int64_t slot = (static_cast<int64_t>(t) * p.heads + h0 + g) * nsplit + split;
-        scratchO[slot * d + c] = o;
-        if (c == 0) scratchML[slot] = make_float2(mm, ll);
-    }
+    writeSplitPartial(sm, sl, so, ng, d, (static_cast<int64_t>(t) * p.heads + h0) * p.maxSplits, p.maxSplits, split,
+                      scratchO, scratchML);
 }
 
 // Pass 1 for an F16 cache with headDim = 8 * LPK (64, 128, 256): LPK lanes
@@ -352,21 +364,8 @@ __global__ void __launch_bounds__(kAttnWarps * 32, G == 8 ? 2 : 3)
         for (int e = 0; e < 8; ++e) so[stream][g][c0 + e] = acc[g][e];
     }
     __syncthreads();
-    const int nsplit = p.maxSplits;
-    for (int idx = threadIdx.x; idx < ng * D; idx += blockDim.x) {
-        const int g = idx / D, c = idx % D;
-        float mm = -INFINITY;
-        for (int w = 0; w < STREAMS; ++w) mm = fmaxf(mm, sm[w][g]);
-        float ll = 0.0f, o = 0.0f;
-        for (int w = 0; w < STREAMS; ++w) {
-            const float f = sm[w][g] == -INFINITY ? 0.0f : __expf(sm[w][g] - mm);
-            ll += sl[w][g] * f;
-            o += so[w][g][c] * f;
-        }
-        const int64_t slot = (static_cast<int64_t>(t) * p.heads + h0 + g) * nsplit + split;
-        scratchO[slot * D + c] = o;
-        if (c == 0) scratchML[slot] = make_float2(mm, ll);
-    }
+    writeSplitPartial(sm, sl, so, ng, D, (static_cast<int64_t>(t) * p.heads + h0) * p.maxSplits, p.maxSplits, split,
+                      scratchO, scratchML);
 }
 
 // Pass 2, one block per (head, token): warp w merges splits w, w + 8, ...

@@ -191,15 +191,11 @@ void CpuBackend::attention(const Tensor& q, runtime::KvCache& kv, int layer, con
 Status CpuBackend::copyKvBlock(runtime::KvCache& kv, int32_t srcBlock, int32_t dstBlock) {
     const auto& spec = kv.spec();
     KESTREL_RETURN_IF_ERROR(runtime::validateKvBlockCopy(spec, srcBlock, dstBlock));
-    const size_t blockBytes = spec.rowBytes() * static_cast<size_t>(spec.blockTokens);
-    for (int layer = 0; layer < spec.layers; ++layer) {
+    runtime::forEachKvBlockCopy(spec, srcBlock, dstBlock, [&](int layer, bool isV, size_t src, size_t dst, size_t n) {
         const runtime::KvLayer l = kv.layer(layer);
-        for (void* slab : {l.k, l.v}) {
-            auto* base = static_cast<uint8_t*>(slab);
-            std::memcpy(base + static_cast<size_t>(dstBlock) * blockBytes, base + static_cast<size_t>(srcBlock) * blockBytes,
-                        blockBytes);
-        }
-    }
+        auto* base = static_cast<uint8_t*>(isV ? l.v : l.k);
+        std::memcpy(base + dst, base + src, n);
+    });
     return Status::ok();
 }
 

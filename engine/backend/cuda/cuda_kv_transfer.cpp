@@ -21,17 +21,14 @@ Status CudaBackend::copyKvBlock(runtime::KvCache& kv, int32_t srcBlock, int32_t 
     KESTREL_RETURN_IF_ERROR(runtime::validateKvBlockCopy(spec, srcBlock, dstBlock));
     KESTREL_RETURN_IF_ERROR(flush());
     cudaSetDevice(device_);
-    const size_t blockBytes = spec.rowBytes() * static_cast<size_t>(spec.blockTokens);
-    for (int layer = 0; layer < spec.layers; ++layer) {
+    Status st;
+    runtime::forEachKvBlockCopy(spec, srcBlock, dstBlock, [&](int layer, bool isV, size_t src, size_t dst, size_t n) {
+        if (!st.isOk()) return;
         const runtime::KvLayer l = kv.layer(layer);
-        for (void* slab : {l.k, l.v}) {
-            auto* base = static_cast<uint8_t*>(slab);
-            KESTREL_RETURN_IF_ERROR(check(cudaMemcpyAsync(base + static_cast<size_t>(dstBlock) * blockBytes,
-                                                          base + static_cast<size_t>(srcBlock) * blockBytes, blockBytes,
-                                                          cudaMemcpyDeviceToDevice, stream_),
-                                          "copying a KV block"));
-        }
-    }
+        auto* base = static_cast<uint8_t*>(isV ? l.v : l.k);
+        st = check(cudaMemcpyAsync(base + dst, base + src, n, cudaMemcpyDeviceToDevice, stream_), "copying a KV block");
+    });
+    KESTREL_RETURN_IF_ERROR(st);
     inFlight_ = true;
     return Status::ok();
 }

@@ -5,23 +5,8 @@
 # synthetic llama3-8b-shaped Q4_0 file with a 16k context.
 # Usage (GPU machine, repo root): [SHAPE=llama3-8b] [TURNS=0,1024,4096,8192] [STREAMS=1,4,16] [RESTORE=4096] \
 #   tests/engine/cuda/kv_run.sh
-set -o pipefail
-OUTDIR=${OUT:-/tmp/out}
-mkdir -p "$OUTDIR"
-B=/tmp/kbuild
+source tests/engine/cuda/device_build.sh
 SHAPE=${SHAPE:-llama3-8b}
-if [ -d .devcarry/debs ]; then
-  for f in .devcarry/debs/*.deb; do dpkg -x "$f" /tmp/sys; done
-  export LD_LIBRARY_PATH=/tmp/sys/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
-fi
-t0=$(date +%s)
-cmake -S . -B $B -G Ninja -DKESTREL_BUILD_APP=OFF -DKESTREL_BUILD_TESTS=OFF -DKESTREL_CUDA_ARCHS=90 -DCMAKE_PREFIX_PATH=/tmp/sys/usr > $OUTDIR/cmake.txt 2>&1 || { tail -30 $OUTDIR/cmake.txt; exit 1; }
-ninja -C $B kestrel-cli kestrel-cuda-check > $OUTDIR/build.txt 2>&1 || { grep -E "error" -A3 $OUTDIR/build.txt | head -40; exit 1; }
-echo "build: $(( $(date +%s) - t0 )) s"
-nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem,driver_version --format=csv,noheader
-git log -1 --format='commit %h %s' 2>/dev/null
-CLI=$B/app/cli/kestrel-cli
-CHK=$B/engine/backend/cuda/kestrel-cuda-check
 if [ -z "$NOCHECK" ]; then
   $CLI synth -o /tmp/smol.gguf --shape smollm2-135m --type q4_0 > /dev/null
   $CHK --model /tmp/smol.gguf --steps 16 > $OUTDIR/checks.txt 2>&1

@@ -4,22 +4,7 @@
 # benchmarks of synthetic Q4_0 files with PDL off and on.
 # Usage (GPU machine, repo root): SHAPES="llama3-8b smollm2-135m" [PROFILE=1] [DEPTH=4096] \
 #   tests/engine/cuda/perf_run.sh
-set -o pipefail
-OUTDIR=${OUT:-/tmp/out}
-mkdir -p "$OUTDIR"
-B=/tmp/kbuild
-if [ -d .devcarry/debs ]; then
-  for f in .devcarry/debs/*.deb; do dpkg -x "$f" /tmp/sys; done
-  export PKG_CONFIG_PATH=/tmp/sys/usr/lib/x86_64-linux-gnu/pkgconfig PKG_CONFIG_SYSROOT_DIR=/tmp/sys
-  export LD_LIBRARY_PATH=/tmp/sys/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
-fi
-t0=$(date +%s)
-cmake -S . -B $B -G Ninja -DKESTREL_BUILD_APP=OFF -DKESTREL_BUILD_TESTS=OFF -DKESTREL_CUDA_ARCHS=90 -DCMAKE_PREFIX_PATH=/tmp/sys/usr > $OUTDIR/cmake.txt 2>&1 || { tail -30 $OUTDIR/cmake.txt; exit 1; }
-ninja -C $B kestrel-cli kestrel-cuda-check > $OUTDIR/build.txt 2>&1 || { grep -E "error" -A3 $OUTDIR/build.txt | head -40; exit 1; }
-echo "build: $(( $(date +%s) - t0 )) s"
-nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem,driver_version --format=csv,noheader
-CLI=$B/app/cli/kestrel-cli
-CHK=$B/engine/backend/cuda/kestrel-cuda-check
+source tests/engine/cuda/device_build.sh
 if [ -z "$NOCHECK" ]; then
   $CLI synth -o /tmp/smol.gguf --shape smollm2-135m --type q4_0 > /dev/null
   $CLI synth -o /tmp/smol-q8.gguf --shape smollm2-135m --type q8_0 --layers 6 > /dev/null
