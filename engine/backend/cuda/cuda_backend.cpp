@@ -330,18 +330,24 @@ void CudaBackend::attention(const Tensor& q, runtime::KvCache& kv, int layer, co
     // of 4k keys per block).
     const int64_t tokens = q.rows();
     const int64_t byContext = (kv.capacity() + 15) / 16;
-    a.maxSplits = static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(byContext, 1024 / std::max<int64_t>(1, tokens)), 1, 128));
-    // Scratch sized for the largest batch this output can hold, so its address never changes.
-    if (!ot.attnScratch) {
-        int64_t need = 0;
-        for (int64_t t = 1; t <= ot.capacityRows(); t = t < 64 ? t + 1 : t * 2) {
-            cuda::AttentionDev b = a;
-            b.maxSplits = static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(byContext, 1024 / t), 1, 128));
-            need = std::max(need, cuda::attentionScratchFloats(b, t));
-        }
+    auto splitsFor = [byContext](int64_t t) {
+        return static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(byContext, 1024 / std::max<int64_t>(1, t)), 1, 128));
+    };
+    a.maxSplits = splitsFor(tokens);
+    // Scratch sized for every batch this output can hold (each token count: with a
+    // short cache, tokens x splits is not monotonic), so its address stays put while
+    // the same cache and shape are used; a larger need (another cache) reallocates.
+    auto needFor = [&](int64_t t) {
         cuda::AttentionDev b = a;
-        b.maxSplits = 1;
-        need = std::max(need, cuda::attentionScratchFloats(b, ot.capacityRows()));
+        b.maxSplits = splitsFor(t);
+        return cuda::attentionScratchFloats(b, t);
+    };
+    if (!ot.attnScratch || ot.attnScratchFloats < needFor(tokens)) {
+        int64_t need = 0;
+        for (int64_t t = 1; t <= std::max(ot.capacityRows(), tokens); ++t) need = std::max(need, needFor(t));
+        if (ot.attnScratch) cudaFree(ot.attnScratch);  // synchronises: no step in flight still reads it
+        ot.attnScratch = nullptr;
+        ot.attnScratchFloats = 0;
         if (!check(cudaMalloc(&ot.attnScratch, sizeof(float) * static_cast<size_t>(need)), "allocating attention scratch").isOk())
             return;
         ot.attnScratchFloats = need;

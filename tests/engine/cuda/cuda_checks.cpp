@@ -167,10 +167,12 @@ void checkMatmuls(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
                                             std::to_string(cols) + " tokens " + std::to_string(tokens), 2e-2));
         }
     }
-    // Long rows take the deeper-chunk decode GEMV (>= 256 blocks per row); 8224 = 257 blocks
-    // leaves a partial chunk.
-    for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0}) {
-        const int64_t cols = 8224, rows = 67;
+    // Long rows: 8224 = 257 blocks leaves a partial chunk in the register GEMV and cuts a row into
+    // 3 uneven pieces in the streaming one; 4133 x 2080 gives every warp of the streaming grid
+    // several rows (and some one row more than others); 14336 = 4 pieces of 112 blocks.
+    const std::pair<int64_t, int64_t> longShapes[] = {{67, 8224}, {4133, 2080}, {300, 14336}};
+    for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0})
+    for (auto [rows, cols] : longShapes) {
         WPair w = makeW(p, randomWeight(type, rows, cols, rng, 0.05f));
         auto xv = randomVec(static_cast<size_t>(cols), rng);
         TPair x = makeT(p, 1, cols, &xv);
@@ -183,8 +185,10 @@ void checkMatmuls(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
     }
 }
 
-void checkFusedFfn(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
-    const int64_t e = 160, ff = 200, tokens = 5;
+// tokens = 1 takes the decode kernels (streaming GEMVs on sm_90), more the chunked ones.
+void checkFusedFfn(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out, int64_t tokens) {
+    const int64_t e = 160, ff = 200;
+    const std::string at = " (" + std::to_string(tokens) + " tokens)";
     WPair gamma = makeW(p, randomWeight(GgmlType::F32, 1, e, rng, 0.1f, 1.0f));
     WPair wq = makeW(p, randomWeight(GgmlType::Q4_0, 96, e, rng, 0.1f));
     WPair wk = makeW(p, randomWeight(GgmlType::Q4_0, 32, e, rng, 0.1f));
@@ -210,13 +214,13 @@ void checkFusedFfn(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
         b->matmul(pickW(wu), pick(xn), pick(u));
         b->glu(pick(g), pick(u), backend::GluKind::Silu, pick(g));
     }
-    out.push_back(compare(p, x, "fused add (residual sum)", 1e-6));
-    out.push_back(compare(p, xn, "fused add+rmsnorm", 1e-5));
-    out.push_back(compare(p, q, "fused qkv: q", 2e-2));
-    out.push_back(compare(p, k, "fused qkv: k", 2e-2));
-    out.push_back(compare(p, v, "fused qkv: v", 2e-2));
-    out.push_back(compare(p, u, "fused gate/up/glu: up", 2e-2));
-    out.push_back(compare(p, g, "fused gate/up/glu: silu(gate)*up", 2e-2));
+    out.push_back(compare(p, x, "fused add (residual sum)" + at, 1e-6));
+    out.push_back(compare(p, xn, "fused add+rmsnorm" + at, 1e-5));
+    out.push_back(compare(p, q, "fused qkv: q" + at, 2e-2));
+    out.push_back(compare(p, k, "fused qkv: k" + at, 2e-2));
+    out.push_back(compare(p, v, "fused qkv: v" + at, 2e-2));
+    out.push_back(compare(p, u, "fused gate/up/glu: up" + at, 2e-2));
+    out.push_back(compare(p, g, "fused gate/up/glu: silu(gate)*up" + at, 2e-2));
 }
 
 void checkElementwise(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
@@ -357,7 +361,8 @@ std::vector<CheckResult> runOpChecks(unsigned seed) {
     }
     std::mt19937 rng(seed);
     checkMatmuls(p, rng, out);
-    checkFusedFfn(p, rng, out);
+    checkFusedFfn(p, rng, out, 5);
+    checkFusedFfn(p, rng, out, 1);
     checkElementwise(p, rng, out);
     checkAttention(p, rng, out);
     return out;
