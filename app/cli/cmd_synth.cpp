@@ -45,7 +45,8 @@ struct TypeName {
 };
 constexpr TypeName kTypes[] = {{"q4_0", GgmlType::Q4_0}, {"q4_1", GgmlType::Q4_1}, {"q8_0", GgmlType::Q8_0},
                                {"f16", GgmlType::F16},   {"q4_k", GgmlType::Q4_K}, {"q5_0", GgmlType::Q5_0},
-                               {"q6_k", GgmlType::Q6_K}, {"f32", GgmlType::F32}};
+                               {"q6_k", GgmlType::Q6_K}, {"f32", GgmlType::F32},   {"q5_1", GgmlType::Q5_1},
+                               {"q5_k", GgmlType::Q5_K}};
 
 // splitmix64: a fast, well-mixed generator; one stream per row makes the file
 // independent of the thread count.
@@ -207,7 +208,7 @@ int runSynth(int argc, char** argv) {
             type = t.type;
             typeFound = true;
         }
-    if (!typeFound) return usageError("synth", "unknown --type '" + typeName + "' (q4_0, q4_1, q8_0, f16, q4_k, q5_0, q6_k, f32)");
+    if (!typeFound) return usageError("synth", "unknown --type '" + typeName + "' (q4_0, q4_1, q8_0, f16, q4_k, q5_0, q6_k, f32, q5_1, q5_k)");
     const bool tied = s.tied || args.has("--tied");
     const int64_t headDim = *embd / *heads;
     const int nThreads = static_cast<int>(*threads);

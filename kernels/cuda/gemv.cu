@@ -4,7 +4,9 @@
 // NT tokens share each weight load: a prefill chunk reads the weights once per
 // NT tokens. Activations are int8 per 32 (dp4a); the float scales are applied
 // once per block.
+#include "gemm_mma.cuh"
 #include "gemv_dot.cuh"
+#include "ops.cuh"
 
 namespace kestrel::cuda {
 namespace {
@@ -134,6 +136,7 @@ void gemvDispatchCH(const Jobs& jobs, int64_t totalRows, const float* x, Q8Act x
     case DevFormat::Q4_0: launchK(gemvKernel<DevFormat::Q4_0, NT, CH>, grid, block, s, jobs, x, xq, tokens); break;
     case DevFormat::Q4_1: launchK(gemvKernel<DevFormat::Q4_1, NT, CH>, grid, block, s, jobs, x, xq, tokens); break;
     case DevFormat::Q8_0: launchK(gemvKernel<DevFormat::Q8_0, NT, CH>, grid, block, s, jobs, x, xq, tokens); break;
+    case DevFormat::Q8_16: launchK(gemvKernel<DevFormat::Q8_16, NT, CH>, grid, block, s, jobs, x, xq, tokens); break;
     case DevFormat::F16: launchK(gemvKernel<DevFormat::F16, NT, 4>, grid, block, s, jobs, x, xq, tokens); break;
     }
 }
@@ -153,6 +156,7 @@ void gluDispatchNT(const DevMatrix& g, const DevMatrix& u, const float* x, Q8Act
     case DevFormat::Q4_0: launchK(gemvGluKernel<DevFormat::Q4_0, NT>, grid, block, s, g, u, x, xq, tokens, go, uo, out, act); break;
     case DevFormat::Q4_1: launchK(gemvGluKernel<DevFormat::Q4_1, NT>, grid, block, s, g, u, x, xq, tokens, go, uo, out, act); break;
     case DevFormat::Q8_0: launchK(gemvGluKernel<DevFormat::Q8_0, NT>, grid, block, s, g, u, x, xq, tokens, go, uo, out, act); break;
+    case DevFormat::Q8_16: launchK(gemvGluKernel<DevFormat::Q8_16, NT>, grid, block, s, g, u, x, xq, tokens, go, uo, out, act); break;
     case DevFormat::F16: launchK(gemvGluKernel<DevFormat::F16, NT>, grid, block, s, g, u, x, xq, tokens, go, uo, out, act); break;
     }
 }
@@ -199,6 +203,12 @@ __global__ void embedKernel(DevMatrix table, const int32_t* __restrict__ ids, in
             v = __half2float(static_cast<const __half*>(table.scales)[id * nb + b]) *
                 static_cast<float>(static_cast<const int8_t*>(table.qs)[(id * nb + b) * 32 + k]);
             break;
+        case DevFormat::Q8_16: {
+            const __half* sc = static_cast<const __half*>(table.scales) + (id * nb + b) * 4;
+            v = __half2float(sc[k < 16 ? 0 : 1]) * static_cast<float>(static_cast<const int8_t*>(table.qs)[(id * nb + b) * 32 + k]) +
+                __half2float(sc[2]);
+            break;
+        }
         default: {
             const uint8_t byte = static_cast<const uint8_t*>(table.qs)[(id * nb + b) * 16 + (k & 15)];
             const int qv = k < 16 ? (byte & 15) : (byte >> 4);
@@ -225,6 +235,10 @@ void launchQuantizeQ8(const float* x, int64_t tokens, int64_t cols, int8_t* q, f
 
 void launchGemv(const GemvJob* list, int count, const float* x, Q8Act xq, int64_t tokens, cudaStream_t stream) {
     if (tokens <= 0 || count <= 0) return;
+    if (gemmMmaFits(list[0].w, tokens)) {
+        launchGemmMma(list, count, xq, tokens, stream);
+        return;
+    }
     Jobs jobs{};
     int64_t total = 0;
     for (int i = 0; i < count && i < 3; ++i) {
@@ -241,6 +255,13 @@ void launchGemv(const GemvJob* list, int count, const float* x, Q8Act xq, int64_
 void launchGemvGlu(const DevMatrix& gate, const DevMatrix& up, const float* x, Q8Act xq, int64_t tokens,
                    float* gateOut, float* upOut, float* out, GluAct act, cudaStream_t stream) {
     if (tokens <= 0) return;
+    if (gemmMmaFits(gate, tokens)) {
+        // Gate and up as two jobs of one tensor-core launch, then the activation.
+        const GemvJob jobs[2] = {{gate, gateOut}, {up, upOut}};
+        launchGemmMma(jobs, 2, xq, tokens, stream);
+        launchGlu(gateOut, upOut, out, tokens * gate.rows, act, stream);
+        return;
+    }
     if (tokens == 1) gluDispatchNT<1>(gate, up, x, xq, tokens, gateOut, upOut, out, act, stream);
     else if (tokens == 2) gluDispatchNT<2>(gate, up, x, xq, tokens, gateOut, upOut, out, act, stream);
     else if (tokens <= 4) gluDispatchNT<4>(gate, up, x, xq, tokens, gateOut, upOut, out, act, stream);

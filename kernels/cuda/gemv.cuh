@@ -7,6 +7,10 @@
 //         quants are one 16-byte load and the warp's loads are contiguous).
 //   Q4_1: as Q4_0, scales = half2 (d, m) per block.
 //   Q8_0: qs = 32 int8 per block; scales = one half per block.
+//   Q8_16: qs = 32 int8 per block; scales = 4 halves per block: the scale of
+//         values 0-15, of values 16-31, a min added to every value, 0.
+//         (Q5_1, Q5_K and Q6_K are repacked into it; Q4_K into Q4_1, Q5_0
+//         into Q8_0: engine/backend/cuda/cuda_repack.h.)
 //   F16:  qs = rows x cols halves; scales unused.
 // Integer formats multiply with activations quantised to int8 per 32 values
 // (Q8Act; see launchQuantizeQ8) through dp4a; F16 multiplies float activations.
@@ -20,7 +24,7 @@
 
 namespace kestrel::cuda {
 
-enum class DevFormat : int32_t { Q4_0, Q4_1, Q8_0, F16 };
+enum class DevFormat : int32_t { Q4_0, Q4_1, Q8_0, F16, Q8_16 };
 
 struct DevMatrix {
     DevFormat format = DevFormat::F16;

@@ -26,17 +26,15 @@ __device__ __forceinline__ int dotQ4(uint4 w, int4 a0, int4 a1) {
     return s;
 }
 
-__device__ __forceinline__ int dotQ8(uint4 w0, uint4 w1, int4 a0, int4 a1) {
-    int s = __dp4a(static_cast<int>(w0.x), a0.x, 0);
-    s = __dp4a(static_cast<int>(w0.y), a0.y, s);
-    s = __dp4a(static_cast<int>(w0.z), a0.z, s);
-    s = __dp4a(static_cast<int>(w0.w), a0.w, s);
-    s = __dp4a(static_cast<int>(w1.x), a1.x, s);
-    s = __dp4a(static_cast<int>(w1.y), a1.y, s);
-    s = __dp4a(static_cast<int>(w1.z), a1.z, s);
-    s = __dp4a(static_cast<int>(w1.w), a1.w, s);
-    return s;
+// 16 int8 weights with 16 int8 activations.
+__device__ __forceinline__ int dot16(uint4 w, int4 a, int s = 0) {
+    s = __dp4a(static_cast<int>(w.x), a.x, s);
+    s = __dp4a(static_cast<int>(w.y), a.y, s);
+    s = __dp4a(static_cast<int>(w.z), a.z, s);
+    return __dp4a(static_cast<int>(w.w), a.w, s);
 }
+
+__device__ __forceinline__ int dotQ8(uint4 w0, uint4 w1, int4 a0, int4 a1) { return dot16(w1, a1, dot16(w0, a0)); }
 
 // Integer formats, M (1 or 2) rows sharing the activation: row ra of wa and
 // (M == 2) row rb of wb, which may be the same matrix. All weight loads of a
@@ -53,7 +51,7 @@ __device__ __forceinline__ void rowDotInt(const DevMatrix& wa, int64_t ra, const
     bool waited = false;
     for (int64_t b0 = lane; b0 < nb || !waited; b0 += 32 * kChunk) {
         uint4 w0[M][kChunk], w1[M][kChunk];
-        float d[M][kChunk], m[M][kChunk];
+        float d[M][kChunk], m[M][kChunk], d1[M][kChunk];  // d1: Q8_16's scale of values 16-31
 #pragma unroll
         for (int mi = 0; mi < M; ++mi) {
             const DevMatrix& w = mi == 0 ? wa : wb;
@@ -65,12 +63,21 @@ __device__ __forceinline__ void rowDotInt(const DevMatrix& wa, int64_t ra, const
                 w0[mi][u] = make_uint4(0, 0, 0, 0);
                 m[mi][u] = 0.0f;
                 d[mi][u] = 0.0f;
+                d1[mi][u] = 0.0f;
                 if (b < nb) {
-                    if constexpr (F == DevFormat::Q8_0) {
+                    if constexpr (F == DevFormat::Q8_0 || F == DevFormat::Q8_16) {
                         const uint4* p = static_cast<const uint4*>(w.qs) + (r * nb + b) * 2;
                         w0[mi][u] = __ldg(p);
                         w1[mi][u] = __ldg(p + 1);
-                        d[mi][u] = __half2float(static_cast<const __half*>(w.scales)[r * nb + b]);
+                        if constexpr (F == DevFormat::Q8_16) {
+                            const uint2 raw = __ldg(static_cast<const uint2*>(w.scales) + r * nb + b);
+                            const float2 dd = __half22float2(*reinterpret_cast<const __half2*>(&raw.x));
+                            d[mi][u] = dd.x;
+                            d1[mi][u] = dd.y;
+                            m[mi][u] = __low2float(*reinterpret_cast<const __half2*>(&raw.y));
+                        } else {
+                            d[mi][u] = __half2float(static_cast<const __half*>(w.scales)[r * nb + b]);
+                        }
                     } else {
                         w0[mi][u] = __ldg(static_cast<const uint4*>(w.qs) + r * nb + b);
                         if constexpr (F == DevFormat::Q4_1) {
@@ -105,6 +112,10 @@ __device__ __forceinline__ void rowDotInt(const DevMatrix& wa, int64_t ra, const
                             acc[mi][t] += d[mi][u] * (am.x * static_cast<float>(dotQ4(w0[mi][u], a0, a1)) - 8.0f * am.y);
                         } else if constexpr (F == DevFormat::Q4_1) {
                             acc[mi][t] += d[mi][u] * am.x * static_cast<float>(dotQ4(w0[mi][u], a0, a1)) + m[mi][u] * am.y;
+                        } else if constexpr (F == DevFormat::Q8_16) {
+                            const float lo = d[mi][u] * static_cast<float>(dot16(w0[mi][u], a0));
+                            const float hi = d1[mi][u] * static_cast<float>(dot16(w1[mi][u], a1));
+                            acc[mi][t] += am.x * (lo + hi) + m[mi][u] * am.y;
                         } else {
                             acc[mi][t] += d[mi][u] * am.x * static_cast<float>(dotQ8(w0[mi][u], w1[mi][u], a0, a1));
                         }

@@ -93,6 +93,7 @@ void launchGemvQkvRope(const GemvJob (&jobs)[3], Q8Act xq, const QkvRope& rope, 
     case DevFormat::Q4_0: launchK(gemvQkvRopeKernel<DevFormat::Q4_0>, grid, block, stream, qj, xq, rope); break;
     case DevFormat::Q4_1: launchK(gemvQkvRopeKernel<DevFormat::Q4_1>, grid, block, stream, qj, xq, rope); break;
     case DevFormat::Q8_0: launchK(gemvQkvRopeKernel<DevFormat::Q8_0>, grid, block, stream, qj, xq, rope); break;
+    case DevFormat::Q8_16: launchK(gemvQkvRopeKernel<DevFormat::Q8_16>, grid, block, stream, qj, xq, rope); break;
     case DevFormat::F16: break;  // excluded by gemvQkvRopeFits
     }
 }

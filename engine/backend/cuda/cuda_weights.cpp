@@ -1,12 +1,12 @@
 // Uploading weights (repacked into the kernels' layout) and the device KV cache.
 //
-// Q4_0, Q4_1 and Q8_0 are split into a quant array (16 or 32 bytes per block,
-// so a lane's block is one or two aligned 16-byte loads and a warp's loads
-// are contiguous) and a scale array. Every other type the CPU can compute
-// with is dequantised on the host and stored as F16: correct, and twice to
-// four times the bytes of a native int4 kernel (Q4_K/Q5_K/Q6_K/Q5_0 kernels
-// are future work).
+// Integer types are repacked into a quant array (16 or 32 bytes per 32 values,
+// so a lane's block is one or two aligned 16-byte loads and a warp's loads are
+// contiguous) and a scale array: see cuda_repack.h for which GGUF type becomes
+// which layout. Q2_K, Q3_K and the float types are dequantised on the host and
+// stored as F16: correct, and two to four times the bytes of an int4 layout.
 #include "cuda_backend_impl.h"
+#include "cuda_repack.h"
 
 #include "matmul.h"  // kernels/cpu: dequantizeRow
 #include "ops.h"     // kernels/cpu: floatToHalf
@@ -61,25 +61,14 @@ Result<std::unique_ptr<Weight>> CudaBackend::uploadWeight(const gguf::TensorInfo
         std::memcpy(w->hostF32.data(), info.data, sizeof(float) * static_cast<size_t>(cols));
         host.resize(sizeof(float) * static_cast<size_t>(cols));
         std::memcpy(host.data(), info.data, host.size());
-    } else if (info.type == GgmlType::Q4_0 || info.type == GgmlType::Q4_1 || info.type == GgmlType::Q8_0) {
+    } else if (const auto layout = deviceLayoutFor(info.type); layout && cols % 32 == 0) {
         const int64_t nb = cols / 32;
-        const int qsBytes = info.type == GgmlType::Q8_0 ? 32 : 16;
-        const int scaleBytes = info.type == GgmlType::Q4_1 ? 4 : 2;
-        format = info.type == GgmlType::Q4_0 ? cuda::DevFormat::Q4_0
-                 : info.type == GgmlType::Q4_1 ? cuda::DevFormat::Q4_1 : cuda::DevFormat::Q8_0;
-        scalesOffset = (static_cast<size_t>(rows * nb) * qsBytes + 255) / 256 * 256;
-        host.resize(scalesOffset + static_cast<size_t>(rows * nb) * scaleBytes);
-        const size_t blockBytes = traits->blockBytes;
+        format = layout->format;
+        scalesOffset = (static_cast<size_t>(rows * nb) * layout->qsBytes + 255) / 256 * 256;
+        host.resize(scalesOffset + static_cast<size_t>(rows * nb) * layout->scaleBytes);
         uint8_t* qs = host.data();
         uint8_t* sc = host.data() + scalesOffset;
-        const uint8_t* src = info.data;
-        parallelRows(rows, [&](int64_t r0, int64_t r1) {
-            for (int64_t i = r0 * nb; i < r1 * nb; ++i) {
-                const uint8_t* b = src + static_cast<size_t>(i) * blockBytes;
-                std::memcpy(sc + i * scaleBytes, b, static_cast<size_t>(scaleBytes));  // d (and m) lead each block
-                std::memcpy(qs + i * qsBytes, b + scaleBytes, static_cast<size_t>(qsBytes));
-            }
-        });
+        parallelRows(rows, [&](int64_t r0, int64_t r1) { repackRows(info.type, info.data, cols, r0, r1, qs, sc); });
     } else {
         host.resize(sizeof(uint16_t) * static_cast<size_t>(rows * cols));
         auto* dst = reinterpret_cast<uint16_t*>(host.data());

@@ -148,16 +148,19 @@ WPair makeW(Pair& p, std::unique_ptr<HostWeight> h) {
 }
 
 void checkMatmuls(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
-    const GgmlType types[] = {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::F16,
-                              GgmlType::F32,  GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q5_0};
+    // Every type with a quantiser; Q4_K, Q5_*, Q6_K are repacked into the integer layouts
+    // (cuda_repack.h), F16/F32 take the float GEMV.
+    const GgmlType types[] = {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::F16,  GgmlType::F32,
+                              GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q5_K};
     for (GgmlType type : types) {
-        const bool k = type == GgmlType::Q4_K || type == GgmlType::Q6_K;
+        const bool k = type == GgmlType::Q4_K || type == GgmlType::Q5_K || type == GgmlType::Q6_K;
         const int64_t cols = k ? 512 : 352, rows = 67;
-        for (int64_t tokens : {1, 3, 9, 21}) {
+        // 1: the decode GEMV; 3, 9, 21, 70: tensor-core tiles of 8, 16, 32 and 64 tokens (70: two in y).
+        for (int64_t tokens : {1, 3, 9, 21, 70}) {
             WPair w = makeW(p, randomWeight(type, rows, cols, rng, 0.05f));
             auto xv = randomVec(static_cast<size_t>(tokens * cols), rng);
             TPair x = makeT(p, tokens, cols, &xv);
-            TPair y = makeT(p, 32, rows, nullptr);
+            TPair y = makeT(p, std::max<int64_t>(32, tokens), rows, nullptr);
             poison(p, y);
             p.cpu->matmul(*w.c, *x.c, *y.c);
             p.gpu->matmul(*w.g, *x.g, *y.g);
@@ -167,25 +170,28 @@ void checkMatmuls(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
                                             std::to_string(cols) + " tokens " + std::to_string(tokens), 2e-2));
         }
     }
-    // Long rows: 8224 = 257 blocks leaves a partial chunk in the register GEMV and cuts a row into
-    // 3 uneven pieces in the streaming one; 4133 x 2080 gives every warp of the streaming grid
-    // several rows (and some one row more than others); 14336 = 4 pieces of 112 blocks.
+    // Long rows: 8224 = 257 blocks leaves a partial chunk in the decode GEMV and uneven split-K
+    // shares in the tensor-core one; 4133 x 2080 and 300 x 14336 are model-sized rows with a
+    // partial last row tile.
     const std::pair<int64_t, int64_t> longShapes[] = {{67, 8224}, {4133, 2080}, {300, 14336}};
-    for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0})
-    for (auto [rows, cols] : longShapes) {
-        WPair w = makeW(p, randomWeight(type, rows, cols, rng, 0.05f));
-        auto xv = randomVec(static_cast<size_t>(cols), rng);
-        TPair x = makeT(p, 1, cols, &xv);
-        TPair y = makeT(p, 32, rows, nullptr);
-        poison(p, y);
-        p.cpu->matmul(*w.c, *x.c, *y.c);
-        p.gpu->matmul(*w.g, *x.g, *y.g);
-        out.push_back(compare(p, y, "matmul " + std::string(ggmlTypeName(type)) + " " + std::to_string(rows) + "x" +
-                                        std::to_string(cols) + " tokens 1 (long rows)", 2e-2));
-    }
+    for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K})
+        for (auto [rows, cols] : longShapes)
+            for (int64_t tokens : {1, 16}) {
+                if (cols % 256 != 0 && (type == GgmlType::Q4_K || type == GgmlType::Q6_K)) continue;
+                WPair w = makeW(p, randomWeight(type, rows, cols, rng, 0.05f));
+                auto xv = randomVec(static_cast<size_t>(tokens * cols), rng);
+                TPair x = makeT(p, tokens, cols, &xv);
+                TPair y = makeT(p, std::max<int64_t>(32, tokens), rows, nullptr);
+                poison(p, y);
+                p.cpu->matmul(*w.c, *x.c, *y.c);
+                p.gpu->matmul(*w.g, *x.g, *y.g);
+                out.push_back(compare(p, y, "matmul " + std::string(ggmlTypeName(type)) + " " + std::to_string(rows) +
+                                                "x" + std::to_string(cols) + " tokens " + std::to_string(tokens) +
+                                                " (long rows)", 2e-2));
+            }
 }
 
-// tokens = 1 takes the decode kernels (streaming GEMVs on sm_90), more the chunked ones.
+// tokens = 1 takes the decode kernels, more the tensor-core (or chunked GEMV) ones.
 void checkFusedFfn(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out, int64_t tokens) {
     const int64_t e = 160, ff = 200;
     const std::string at = " (" + std::to_string(tokens) + " tokens)";
@@ -250,8 +256,9 @@ void checkElementwise(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out)
         be.copyRows(A, 0, rows, O);
     });
     // Embedding tables of every device format.
-    for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::F16, GgmlType::Q4_K}) {
-        const int64_t e = type == GgmlType::Q4_K ? 256 : 96;
+    for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::F16, GgmlType::Q4_K,
+                          GgmlType::Q6_K, GgmlType::Q5_K, GgmlType::Q5_1}) {
+        const int64_t e = type == GgmlType::Q4_K || type == GgmlType::Q6_K || type == GgmlType::Q5_K ? 256 : 96;
         WPair table = makeW(p, randomWeight(type, 50, e, rng, 1.0f));
         IPair ids = makeI(p, {3, 49, 0, 17, 17, 8}, 8);
         TPair y = makeT(p, 8, e, nullptr);

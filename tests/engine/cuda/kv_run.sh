@@ -4,7 +4,9 @@
 # end and the paged-KV reuse/fork/batch checks), then the KV benchmarks on a
 # synthetic llama3-8b-shaped Q4_0 file with a 16k context.
 # Usage (GPU machine, repo root): [SHAPE=llama3-8b] [TURNS=0,1024,4096,8192] [STREAMS=1,4,16] [RESTORE=4096] \
-#   tests/engine/cuda/kv_run.sh
+#   [PREFILL=512] [VARIANT=KESTREL_CUDA_MMA_MIN=0] tests/engine/cuda/kv_run.sh
+# VARIANT (one environment assignment, or several joined by commas) reruns the
+# streams and prefill benchmarks under it, for a before/after in one call.
 source tests/engine/cuda/device_build.sh
 SHAPE=${SHAPE:-llama3-8b}
 if [ -z "$NOCHECK" ]; then
@@ -23,5 +25,13 @@ if [ -n "${TURNS-0,1024,4096,8192}" ]; then
 fi
 if [ -n "${RESTORE-4096}" ]; then
   $CLI bench -m /tmp/$SHAPE.gguf --device cuda --restore ${RESTORE:-4096} -r 1 --json 2>&1 | tee $OUTDIR/restore.json
+fi
+if [ -n "$PREFILL" ]; then
+  $CLI bench -m /tmp/$SHAPE.gguf --device cuda -p $PREFILL -n 16 -r 2 2>&1 | grep -E "^(prefill|decode)"
+fi
+if [ -n "$VARIANT" ]; then
+  echo "== variant $VARIANT"
+  [ -n "${STREAMS-1,4,16}" ] && env ${VARIANT//,/ } $CLI bench -m /tmp/$SHAPE.gguf --device cuda --streams ${STREAMS:-1,4,16} -n 64 -r 2 2>&1 | grep streams
+  [ -n "$PREFILL" ] && env ${VARIANT//,/ } $CLI bench -m /tmp/$SHAPE.gguf --device cuda -p $PREFILL -n 16 -r 2 2>&1 | grep -E "^(prefill|decode)"
 fi
 echo "total: $(( $(date +%s) - t0 )) s"

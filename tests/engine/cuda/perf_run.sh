@@ -14,8 +14,9 @@ if [ -z "$NOCHECK" ]; then
   $CLI synth -o /tmp/smol.gguf --shape smollm2-135m --type q4_0 > /dev/null
   $CLI synth -o /tmp/smol-q8.gguf --shape smollm2-135m --type q8_0 --layers 6 > /dev/null
   for v in $VARIANTS; do
-    runv $v $CHK --model /tmp/smol.gguf --model /tmp/smol-q8.gguf --steps 24 > $OUTDIR/checks-$v.txt 2>&1
-    echo "checks $v rc=$?: $(grep -c '^ok' $OUTDIR/checks-$v.txt) ok; not ok:"; grep -v '^ok' $OUTDIR/checks-$v.txt | head -12
+    f=$OUTDIR/checks-${v//[^A-Za-z0-9_.-]/_}.txt  # names the device tool can bring back
+    runv $v $CHK --model /tmp/smol.gguf --model /tmp/smol-q8.gguf --steps 24 > $f 2>&1
+    echo "checks $v rc=$?: $(grep -c '^ok' $f) ok; not ok:"; grep -v '^ok' $f | head -12
   done
   rm -f /tmp/smol-q8.gguf
 fi
