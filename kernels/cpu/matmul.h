@@ -38,6 +38,16 @@ struct WeightMatrix {
 // uses `pool` (one call at a time per pool); scratch is per thread.
 void matmul(const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool);
 
+// The same product for the rows of a decode step: each token is the next token
+// of a different sequence. Up to matmulExactBatchTokens(w.type) tokens, every
+// token's outputs are bit for bit those of a one-token call with that token
+// alone, so a sequence decodes the same whatever else shares its step (on
+// VBMI the 2-8-token GEMV gives this and is faster than the panels there).
+// Past that count, and for prefill rows (matmul), a row's result still does not
+// depend on the other rows of the call, but it rounds differently from a
+// one-token call.
+void matmulDecode(const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool);
+
 // The same product without int8 activations: each weight tile is dequantised
 // to float and multiplied with the float activations (FMA). A few times slower
 // than matmul(); it computes the model as defined, for accuracy checks (64
@@ -56,6 +66,13 @@ void dequantizeRow(GgmlType type, const void* src, float* dst, int64_t n);
 // type without a quantiser.
 bool quantizeRow(GgmlType type, const float* src, void* dst, int64_t n);
 
+// The most tokens a matmulDecode call may have for which every token's outputs
+// are bit for bit those of a one-token call with that token alone, for weights
+// of `type` on the active path (1 when batches round differently; INT64_MAX
+// when every count does). Batched decoding is exact up to this many sequences
+// per step.
+int64_t matmulExactBatchTokens(GgmlType type);
+
 // The instruction set the dispatcher picked: "avx512vnni", "avx2" or "scalar".
 const char* activeIsa();
 
@@ -64,6 +81,7 @@ const char* activeIsa();
 // false) when this CPU or build lacks the one asked for.
 enum class CpuIsa { Scalar, Avx2, Avx512Vnni };
 bool isaSupported(CpuIsa isa);
-bool matmulWithIsa(CpuIsa isa, const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool);
+bool matmulWithIsa(CpuIsa isa, const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool,
+                   bool decodeRows = false);
 
 }  // namespace kestrel::kernels
