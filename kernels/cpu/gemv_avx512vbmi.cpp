@@ -66,6 +66,8 @@ struct NibbleView {
 struct NibbleActivations {
     std::vector<unsigned char> storage;
     NibbleView view;
+    uint64_t serial = 0;  // QuantActivations::serial of the call it was prepared for
+    int64_t nb = 0;
 };
 
 template <int BlockBytes, int Header>
@@ -94,6 +96,10 @@ __m512i scaleIndex(int first, int second) {
 inline __mmask64 byteMask(int64_t n) { return n >= 64 ? ~0ull : (n <= 0 ? 0ull : (1ull << n) - 1); }
 
 void prepareNibble(const QuantActivations& act, int64_t nb, NibbleActivations& out) {
+    // A call is split into several chunks of rows per thread; prepare once per call.
+    if (act.serial != 0 && act.serial == out.serial && nb == out.nb) return;
+    out.serial = act.serial;
+    out.nb = nb;
     const int64_t groups = (nb + 3) / 4, tokens = act.tokens;
     const int64_t passes = (tokens + kTokensPerPass - 1) / kTokensPerPass;
     const size_t bytes = static_cast<size_t>(tokens * groups) * (64 + 64 + 64 + 64) + passes * groups * 64 + 64;
@@ -354,13 +360,19 @@ void rowsQ8_0(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols, con
               int64_t yStride) {
     const int64_t nb = cols / kQK;
     // -128 * (x[4l] + .. + x[4l+3]) per lane l, per token (padding quants are zero).
+    // Once per call per thread (see prepareNibble).
     thread_local std::vector<int32_t> initStore;
+    thread_local uint64_t initSerial = 0;
+    thread_local int64_t initNb = 0;
     const int64_t groups = (nb + 1) / 2, lanes = groups * 16;
     const int64_t need = act.tokens * lanes + 16;
+    const bool fresh = act.serial == 0 || act.serial != initSerial || nb != initNb;
     if (static_cast<int64_t>(initStore.size()) < need) initStore.resize(static_cast<size_t>(need));
     int32_t* sb = reinterpret_cast<int32_t*>((reinterpret_cast<uintptr_t>(initStore.data()) + 63) / 64 * 64);
+    initSerial = act.serial;
+    initNb = nb;
     const __m512i k128 = _mm512_set1_epi8(static_cast<char>(0x80));
-    for (int64_t t = 0; t < act.tokens; ++t)
+    for (int64_t t = 0; fresh && t < act.tokens; ++t)
         for (int64_t g = 0; g < groups; ++g) {
             const __m512i sum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), k128, _mm512_loadu_si512(act.qs + t * act.colsPadded + g * 64));
             _mm512_store_si512(sb + t * lanes + g * 16, _mm512_sub_epi32(_mm512_setzero_si512(), sum));

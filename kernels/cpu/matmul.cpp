@@ -8,6 +8,7 @@
 #include "quant_blocks.h"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -138,7 +139,8 @@ void matmulInt(const IsaKernels& k, const WeightMatrix& w, const float* x, int64
         pool.parallelFor(tokens, [&](int64_t b, int64_t e, int) { k.quantize(x, w.cols, b, e, qs, dx4, s16, cp); });
     else
         k.quantize(x, w.cols, 0, tokens, qs, dx4, s16, cp);
-    const QuantActivations act{tokens, cp, qs, dx4, s16};
+    static std::atomic<uint64_t> calls{0};
+    const QuantActivations act{tokens, cp, qs, dx4, s16, nullptr, ++calls};
 
     // Rows straight from the blocks, for one token or a few: chunks are whole
     // groups of 4 rows, the kernels' unit (a ragged chunk would fall back to

@@ -64,6 +64,10 @@ struct QuantActivations {
     const float* dx4 = nullptr;
     const float* s16 = nullptr;
     const float* s32 = nullptr;  // [tokens][colsPadded/32] = s16 pairs summed; only for panelRows, else nullptr
+    // Distinct for every matmul call's activations (0: not set): a kernel that
+    // rearranges them per call may keep its per-thread copy for the call's
+    // other chunks.
+    uint64_t serial = 0;
 };
 
 // A tile of weight rows in the intermediate form (kTileRows for intTile,
