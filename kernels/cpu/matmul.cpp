@@ -69,9 +69,10 @@ struct ActivationBuffer {
 // decode step. Prefill rows keep the panels even when there are few of them:
 // a prompt's KV then does not depend on how it was chunked or how much of it
 // came from the prefix cache. Measured crossover (docs/PERFORMANCE.md, issue
-// 5): past this many tokens the panels are faster. KESTREL_GEMV_MAX_TOKENS
-// overrides it (for measuring only).
-constexpr int64_t kFewTokensMax = 4;
+// 5; whole-model steps, best of 3): the GEMV wins up to 5 tokens (9.9 vs
+// 10.9 ms), ties at 6, loses at 8 (13.7 vs 12.2 ms). KESTREL_GEMV_MAX_TOKENS
+// (1-8) overrides it, for measuring only.
+constexpr int64_t kFewTokensMax = 5;
 
 int64_t fewTokensMax() {
     static const int64_t n = std::getenv("KESTREL_GEMV_MAX_TOKENS")

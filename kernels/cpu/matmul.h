@@ -10,7 +10,9 @@
 // token in 4x4 register tiles, so a weight row is read from memory once per call
 // however many tokens there are. On AVX-512 VNNI two or more tokens use 16-row
 // panels instead (gemm_panel_avx512.cpp), and one token of Q4_0/Q4_1/Q5_0/Q8_0
-// reads the blocks directly (no unpack).
+// reads the blocks directly (no unpack); with VBMI so do decode steps of 2-5
+// tokens of Q4_0/Q4_1/Q8_0 (matmulDecode, gemv_avx512vbmi.cpp), each token
+// computed as if alone.
 //
 // Dispatch: AVX-512 VNNI, AVX2+FMA or scalar, chosen once at start-up from
 // cpuid (KESTREL_CPU_ISA=scalar|avx2|avx512 forces a path, for tests).
@@ -42,7 +44,7 @@ void matmul(const WeightMatrix& w, const float* x, int64_t tokens, float* y, Thr
 // of a different sequence. Up to matmulExactBatchTokens(w.type) tokens, every
 // token's outputs are bit for bit those of a one-token call with that token
 // alone, so a sequence decodes the same whatever else shares its step (on
-// VBMI the 2-8-token GEMV gives this and is faster than the panels there).
+// VBMI the few-token GEMV gives this for 2-5 tokens, where it is faster than the panels).
 // Past that count, and for prefill rows (matmul), a row's result still does not
 // depend on the other rows of the call, but it rounds differently from a
 // one-token call.

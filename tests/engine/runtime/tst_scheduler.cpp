@@ -5,7 +5,7 @@
 //
 // Exact comparisons and the CPU kernels: a step's decode rows are computed
 // apart from its prefill rows (kernels::matmulDecode). Up to
-// kernels::matmulExactBatchTokens rows (4 for SmolLM2's Q4_1/Q8_0 on AVX-512
+// kernels::matmulExactBatchTokens rows (5 for SmolLM2's Q4_1/Q8_0 on AVX-512
 // VBMI; every count on the scalar ISA) each decode row is bit for bit what it
 // is alone, so lone streams are the reference for batched ones. Where that
 // count is 1 (AVX2, AVX-512 without VBMI: the one-token GEMV rounds
