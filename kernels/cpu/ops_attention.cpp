@@ -147,6 +147,18 @@ struct Avx512Isa {
 };
 #endif
 
+// The run of key rows from position b that are contiguous in memory: up to the
+// end of b's KV block, at most kBlock rows, none past `last`.
+struct KeyRun {
+    int n;
+    int64_t offset;  // of row b from the head's column base
+};
+inline KeyRun keyRun(int64_t b, int64_t last, const int32_t* table, int32_t blockTokens, int64_t rowStride) {
+    const int64_t blockEnd = table ? (b / blockTokens + 1) * blockTokens : last + 1;
+    return {static_cast<int>(std::min<int64_t>({kBlock, last - b + 1, blockEnd - b})),
+            KvView::rowOffset(table, blockTokens, rowStride, b)};
+}
+
 // The running weighted sum of value rows, in memory (any value size).
 template <typename Isa, typename T>
 struct MemoryAcc {
@@ -194,10 +206,7 @@ template <typename Isa, typename T, typename Acc = MemoryAcc<Isa, T>>
     float runMax = -std::numeric_limits<float>::infinity();
     float runSum = 0.0f;
     for (int64_t b = first; b <= last;) {
-        // A run of rows that are contiguous in memory: up to the end of b's KV block.
-        const int64_t blockEnd = table ? (b / blockTokens + 1) * blockTokens : last + 1;
-        const int n = static_cast<int>(std::min<int64_t>({kBlock, last - b + 1, blockEnd - b}));
-        const int64_t off = KvView::rowOffset(table, blockTokens, rowStride, b);
+        const auto [n, off] = keyRun(b, last, table, blockTokens, rowStride);
         const T* kRun = kBase + off;
         const T* vRun = vBase + off;
         float blockMax = -std::numeric_limits<float>::infinity();
@@ -225,6 +234,93 @@ template <typename Isa, typename T, typename Acc = MemoryAcc<Isa, T>>
     acc.store(out, runSum > 0.0f ? 1.0f / runSum : 0.0f);
 }
 
+#ifdef KESTREL_X86
+// GQA with 64-wide heads on AVX-512: the G query heads of one kv head at once,
+// so each key and value row is loaded and converted once for all of them
+// (SmolLM2: 3 heads per kv head). Per head, the same operations in the same
+// order as attendHead<Avx512Isa, T, Zmm64Acc<T>>: the results are the same.
+constexpr int kMaxGroup = 4;
+inline bool groupedShape(const AttentionConfig& cfg) {
+    const int g = cfg.heads / cfg.kvHeads;
+    return cfg.headDim == 64 && cfg.valueDim == 64 && g >= 2 && g <= kMaxGroup;
+}
+
+template <typename T, int G>
+__attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline void attendGroup64(
+    const float* q, const T* kBase, const T* vBase, const int32_t* table, int32_t blockTokens, int64_t rowStride,
+    int64_t first, int64_t last, const AttentionConfig& cfg, float* out) {
+    __m512 qv[G][4], acc[G][4];
+    float runMax[G], runSum[G], blockMax[G];
+    float scores[G][kBlock];
+#pragma GCC unroll 4
+    for (int h = 0; h < G; ++h) {
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i) {
+            qv[h][i] = _mm512_loadu_ps(q + h * 64 + 16 * i);
+            acc[h][i] = _mm512_setzero_ps();
+        }
+        runMax[h] = -std::numeric_limits<float>::infinity();
+        runSum[h] = 0.0f;
+    }
+    for (int64_t b = first; b <= last;) {
+        const auto [n, off] = keyRun(b, last, table, blockTokens, rowStride);
+        const T* kRun = kBase + off;
+        const T* vRun = vBase + off;
+#pragma GCC unroll 4
+        for (int h = 0; h < G; ++h) blockMax[h] = -std::numeric_limits<float>::infinity();
+        for (int j = 0; j < n; ++j) {
+            __m512 k[4];
+#pragma GCC unroll 4
+            for (int i = 0; i < 4; ++i) k[i] = Avx512Isa::load(kRun + j * rowStride + 16 * i);
+#pragma GCC unroll 4
+            for (int h = 0; h < G; ++h) {
+                // Avx512Isa::dot's order for 64 values: a0 over [0,16) and [32,48), a1 over the others.
+                __m512 a0 = _mm512_fmadd_ps(qv[h][0], k[0], _mm512_setzero_ps());
+                __m512 a1 = _mm512_fmadd_ps(qv[h][1], k[1], _mm512_setzero_ps());
+                a0 = _mm512_fmadd_ps(qv[h][2], k[2], a0);
+                a1 = _mm512_fmadd_ps(qv[h][3], k[3], a1);
+                float s = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1)) * cfg.scale;
+                if (cfg.softcap > 0.0f) s = cfg.softcap * std::tanh(s / cfg.softcap);
+                scores[h][j] = s;
+                blockMax[h] = std::max(blockMax[h], s);
+            }
+        }
+#pragma GCC unroll 4
+        for (int h = 0; h < G; ++h) {
+            if (blockMax[h] > runMax[h]) {
+                const float r = std::exp(runMax[h] - blockMax[h]);
+                runSum[h] *= r;
+#pragma GCC unroll 4
+                for (int i = 0; i < 4; ++i) acc[h][i] = _mm512_mul_ps(acc[h][i], _mm512_set1_ps(r));
+                runMax[h] = blockMax[h];
+            }
+            for (int j = 0; j < n; ++j) {
+                scores[h][j] = std::exp(scores[h][j] - runMax[h]);
+                runSum[h] += scores[h][j];
+            }
+        }
+        for (int j = 0; j < n; ++j) {
+            __m512 v[4];
+#pragma GCC unroll 4
+            for (int i = 0; i < 4; ++i) v[i] = Avx512Isa::load(vRun + j * rowStride + 16 * i);
+#pragma GCC unroll 4
+            for (int h = 0; h < G; ++h) {
+                const __m512 p = _mm512_set1_ps(scores[h][j]);
+#pragma GCC unroll 4
+                for (int i = 0; i < 4; ++i) acc[h][i] = _mm512_fmadd_ps(p, v[i], acc[h][i]);
+            }
+        }
+        b += n;
+    }
+#pragma GCC unroll 4
+    for (int h = 0; h < G; ++h) {
+        const __m512 inv = _mm512_set1_ps(runSum[h] > 0.0f ? 1.0f / runSum[h] : 0.0f);
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i) _mm512_storeu_ps(out + h * 64 + 16 * i, _mm512_mul_ps(acc[h][i], inv));
+    }
+}
+#endif
+
 template <typename Isa, typename T>
 [[gnu::always_inline]] inline void attendRange(const float* q, const int32_t* positions, const KvView& cache,
                                               const AttentionConfig& cfg, float* out, int64_t tokens, int64_t begin,
@@ -232,12 +328,18 @@ template <typename Isa, typename T>
     const T* kAll = static_cast<const T*>(cache.k);
     const T* vAll = static_cast<const T*>(cache.v);
     const int group = cfg.heads / cfg.kvHeads;
+    bool grouped = false;
+#ifdef KESTREL_X86
+    if constexpr (std::is_same_v<Isa, Avx512Isa>) grouped = groupedShape(cfg);
+#endif
+    // A task is one (token, head), or one (token, kv head) when the heads of a group go together.
+    const int64_t perToken = grouped ? cfg.kvHeads : cfg.heads;
     for (int64_t task = begin; task < end; ++task) {
         // Causal work grows with the position: interleave early and late tokens so that
         // each thread's contiguous range of tasks costs about the same.
-        const int64_t ti = task / cfg.heads;
+        const int64_t ti = task / perToken;
         const int64_t t = (ti % 2 == 0) ? ti / 2 : tokens - 1 - ti / 2;
-        const int h = static_cast<int>(task % cfg.heads);
+        const int h = static_cast<int>(task % perToken) * (grouped ? group : 1);
         const int kvh = h / group;
         const int64_t last = positions[t];
         const int64_t first = cfg.slidingWindow > 0 ? std::max<int64_t>(0, last - cfg.slidingWindow + 1) : 0;
@@ -245,13 +347,25 @@ template <typename Isa, typename T>
         const float* qh = q + (t * cfg.heads + h) * cfg.headDim;
         float* oh = out + (t * cfg.heads + h) * cfg.valueDim;
 #ifdef KESTREL_X86
-        if constexpr (std::is_same_v<Isa, Avx512Isa>)
+        if constexpr (std::is_same_v<Isa, Avx512Isa>) {
+            if (grouped) {
+                auto run = [&](auto g) {
+                    attendGroup64<T, decltype(g)::value>(qh, kAll + kvh * cfg.headDim, vAll + kvh * cfg.valueDim,
+                                                         cache.tableOf(t), cache.blockTokens, cache.rowStride, first,
+                                                         last, cfg, oh);
+                };
+                if (group == 2) run(std::integral_constant<int, 2>{});
+                else if (group == 3) run(std::integral_constant<int, 3>{});
+                else run(std::integral_constant<int, 4>{});
+                continue;
+            }
             if (cfg.valueDim == 64) {
                 attendHead<Isa, T, Zmm64Acc<T>>(qh, kAll + kvh * cfg.headDim, vAll + kvh * cfg.valueDim,
                                                 cache.tableOf(t), cache.blockTokens, cache.rowStride, first, last,
                                                 cfg, oh);
                 continue;
             }
+        }
 #endif
         attendHead<Isa, T>(qh, kAll + kvh * cfg.headDim, vAll + kvh * cfg.valueDim, cache.tableOf(t),
                            cache.blockTokens, cache.rowStride, first, last, cfg, oh);
@@ -331,7 +445,12 @@ void storeKv(const float* k, const float* v, int64_t tokens, const int32_t* posi
 
 void attention(const float* q, int64_t tokens, const int32_t* positions, const KvView& cache,
                const AttentionConfig& cfg, float* out, ThreadPool& pool) {
-    const int64_t tasks = tokens * cfg.heads;
+#ifdef KESTREL_X86
+    const bool grouped = kAttend == attendAvx512 && groupedShape(cfg);
+#else
+    const bool grouped = false;
+#endif
+    const int64_t tasks = tokens * (grouped ? cfg.kvHeads : cfg.heads);  // as attendRange counts them
     // One captured pointer keeps the std::function in its small buffer: no allocation per call.
     struct Args {
         const float* q;
