@@ -147,6 +147,12 @@ public:
     virtual void embed(const Weight& table, const IndexTensor& ids, Tensor& out) = 0;
     // y[t] = W x[t]; y.rows = x.rows.
     virtual void matmul(const Weight& w, const Tensor& x, Tensor& y) = 0;
+    // Until the next call, the first `rows` rows of every matmul's x are decode
+    // rows: the next token of that many sequences, one each. A backend may
+    // compute them apart from the rest so that a sequence's result does not
+    // depend on what else shares the step (the CPU does; see
+    // kernels::matmulDecode). 0: no decode rows. The default ignores it.
+    virtual void setDecodeRows(int64_t rows) { (void)rows; }
     virtual void addBias(Tensor& x, const Weight& bias) = 0;
     // Per group of groupSize values (groupSize = cols, or head size for Q/K norm); y may be x.
     virtual void rmsNorm(const Tensor& x, const Weight& gamma, float eps, Tensor& y, int groupSize) = 0;

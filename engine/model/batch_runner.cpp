@@ -112,6 +112,8 @@ Status BatchRunner::validate(std::span<const SeqChunk> chunks) const {
 Status BatchRunner::project(int64_t row, int64_t count, float* out) {
     const ModelConfig& c = model_->config();
     be_->copyRows(*scratch_.x, row, count, *lastRows_);
+    // The step's decode rows are its first rows, so they lead any run that contains them.
+    be_->setDecodeRows(std::clamp<int64_t>(decodeRows_ - row, 0, count));
     be_->matmul(*model_->weights().output, *lastRows_, *logits_);
     if (c.finalSoftcap > 0.0f) be_->softcap(*logits_, c.finalSoftcap);
     return be_->download(*logits_, std::span<float>(out, static_cast<size_t>(count) * c.vocabSize));
@@ -152,6 +154,14 @@ Status BatchRunner::step(std::span<const SeqChunk> chunks, std::vector<float>& l
     KESTREL_RETURN_IF_ERROR(be_->upload(*s.seqRows, seqRows_));
     KESTREL_RETURN_IF_ERROR(
         be_->upload(*s.tables, std::span<const int32_t>(tables_.data(), chunks.size() * static_cast<size_t>(width))));
+    // Leading single-token chunks that want their logits are decode rows (the
+    // scheduler puts decode chunks first): the backend computes them apart from
+    // any prefill rows, so a sequence decodes the same alone or beside others.
+    decodeRows_ = 0;
+    while (decodeRows_ < static_cast<int64_t>(chunks.size()) && chunks[size_t(decodeRows_)].tokens.size() == 1 &&
+           chunks[size_t(decodeRows_)].logits == LogitsWanted::Last)
+        ++decodeRows_;
+    be_->setDecodeRows(decodeRows_);
     Step st{*be_, c, model_->weights(), s, *kv_};
     model_->arch().forward(st);
 
@@ -159,9 +169,14 @@ Status BatchRunner::step(std::span<const SeqChunk> chunks, std::vector<float>& l
     for (size_t i = 0; i < wanted.size();) {
         size_t j = i + 1;
         while (j < wanted.size() && wanted[j] == wanted[j - 1] + 1 && static_cast<int>(j - i) < logitRows_) ++j;
-        KESTREL_RETURN_IF_ERROR(project(wanted[i], static_cast<int64_t>(j - i), logitsOut.data() + i * c.vocabSize));
+        const Status projected = project(wanted[i], static_cast<int64_t>(j - i), logitsOut.data() + i * c.vocabSize);
+        if (!projected.isOk()) {
+            be_->setDecodeRows(0);
+            return projected;
+        }
         i = j;
     }
+    be_->setDecodeRows(0);
     return Status::ok();
 }
 

@@ -82,6 +82,7 @@ private:
     std::vector<int32_t> ids_, positions_, seqRows_, tables_;
     std::vector<int64_t> wanted_;  // rows whose logits return, ascending
     int maxTokens_ = 0, maxSeqs_ = 0, logitRows_ = 0;
+    int64_t decodeRows_ = 0;  // this step's leading decode rows (backend::Backend::setDecodeRows)
     int64_t maxPositions_ = 0;
 };
 

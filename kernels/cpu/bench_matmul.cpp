@@ -148,18 +148,34 @@ int main(int argc, char** argv) {
             }
             plans[k].push_back(head);
         }
-        std::vector<float> x(1536, 0.5f), y(49152);
-        double best = 1e30;
-        const auto start = std::chrono::steady_clock::now();
-        for (int token = 0;; ++token) {
-            const auto t0 = std::chrono::steady_clock::now();
-            for (const WeightMatrix& w : plans[static_cast<size_t>(token % copies)]) matmul(w, x.data(), 1, y.data(), pool);
-            const auto t1 = std::chrono::steady_clock::now();
-            if (token >= copies) best = std::min(best, std::chrono::duration<double>(t1 - t0).count());
-            if (token >= 2 * copies && std::chrono::duration<double>(t1 - start).count() > 10 * seconds) break;
+        // One token, then decode steps of several sequences (matmulDecode, as the scheduler's
+        // batches run): the step time against one token's is what batching gains
+        // (KESTREL_GEMV_MAX_TOKENS=1 times the panel kernel instead, for the crossover).
+        std::mt19937 xr(5);
+        std::normal_distribution<float> xd(0.0f, 1.0f);
+        std::vector<float> x(1536 * 16), y(49152 * 16);
+        for (auto& v : x) v = xd(xr);
+        double oneToken = 0.0;
+        for (int64_t tokens : {1, 2, 3, 4, 5, 6, 8, 12, 16}) {
+            double best = 1e30;
+            const auto start = std::chrono::steady_clock::now();
+            for (int token = 0;; ++token) {
+                const auto t0 = std::chrono::steady_clock::now();
+                for (const WeightMatrix& w : plans[static_cast<size_t>(token % copies)])
+                    matmulDecode(w, x.data(), tokens, y.data(), pool);
+                const auto t1 = std::chrono::steady_clock::now();
+                if (token >= copies) best = std::min(best, std::chrono::duration<double>(t1 - t0).count());
+                if (token >= 2 * copies && std::chrono::duration<double>(t1 - start).count() > 10 * seconds) break;
+            }
+            if (tokens == 1) {
+                oneToken = best;
+                std::printf("decode, whole model in file order (%d copies of %.1f MB cycled): %.1f tok/s, %.2f GB/s\n",
+                            copies, modelBytes / 1e6, 1.0 / best, modelBytes / best / 1e9);
+            } else {
+                std::printf("  step of %2lld tokens: %6.2f ms = %.2fx one token's, %6.1f tok/s aggregate\n",
+                            static_cast<long long>(tokens), best * 1e3, best / oneToken, tokens / best);
+            }
         }
-        std::printf("decode, whole model in file order (%d copies of %.1f MB cycled): %.1f tok/s, %.2f GB/s\n", copies,
-                    modelBytes / 1e6, 1.0 / best, modelBytes / best / 1e9);
     }
     std::printf("Other types:\n");
     for (const Case& c : others) run(c);

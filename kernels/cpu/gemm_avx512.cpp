@@ -13,8 +13,8 @@
 
 namespace kestrel::kernels {
 
-bool rowsOneTokenVbmi(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
-                      const QuantActivations& act, float* y);
+bool rowsFewTokensVbmi(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
+                       const QuantActivations& act, float* y, int64_t yStride);
 void panelRowsAvx512(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols,
                      const QuantActivations& act, float* y, int64_t yStride);
 
@@ -272,11 +272,21 @@ void rowsOneTokenQ6_K(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t c
     }
 }
 
+// VBMI's byte permutes let whole blocks share one vector (gemv_avx512vbmi.cpp); ~4x fewer instructions.
+bool useVbmi() {
+    static const bool vbmi = __builtin_cpu_supports("avx512vbmi") && !std::getenv("KESTREL_CPU_NO_VBMI");
+    return vbmi;
+}
+
+// Only the VBMI kernels take several tokens; without VBMI small batches use the panels.
+bool rowsFewTokensAvx512(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
+                         const QuantActivations& act, float* y, int64_t yStride) {
+    return useVbmi() && rowsFewTokensVbmi(type, w, rowBytes, rows, cols, act, y, yStride);
+}
+
 bool rowsOneTokenAvx512(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
                         const QuantActivations& act, float* y) {
-    // VBMI's byte permutes let whole blocks share one vector (gemv_avx512vbmi.cpp); ~4x fewer instructions.
-    static const bool vbmi = __builtin_cpu_supports("avx512vbmi") && !std::getenv("KESTREL_CPU_NO_VBMI");
-    if (vbmi && rowsOneTokenVbmi(type, w, rowBytes, rows, cols, act, y)) return true;
+    if (rowsFewTokensAvx512(type, w, rowBytes, rows, cols, act, y, 0)) return true;
     switch (type) {
     case GgmlType::Q4_0: rowsOneToken32<GgmlType::Q4_0>(w, rowBytes, rows, cols, act, y); return true;
     case GgmlType::Q4_1: rowsOneToken32<GgmlType::Q4_1>(w, rowBytes, rows, cols, act, y); return true;
@@ -312,7 +322,7 @@ void toFloatAvx512(GgmlType type, const void* src, float* dst, int64_t n) {
 }
 
 const IsaKernels kAvx512{"avx512vnni", unpackRowsAvx2, intTileAvx512, floatTileAvx512, toFloatAvx512, quantizeActivationsAvx2, rowsOneTokenAvx512,
-                          panelRowsAvx512};
+                          panelRowsAvx512, rowsFewTokensAvx512};
 
 }  // namespace
 

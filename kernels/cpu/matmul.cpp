@@ -8,6 +8,8 @@
 #include "quant_blocks.h"
 
 #include <algorithm>
+#include <atomic>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -60,11 +62,36 @@ struct ActivationBuffer {
     std::vector<float> s32;
 };
 
-// Every product of two or more tokens takes the panel kernel where the ISA has
+// Decode steps of a few sequences (matmulDecode, 2..kFewTokensMax tokens) take
+// the GEMV kernel where the ISA has one for the type: it reads each weight
+// block once for all tokens, and each token's arithmetic is the one-token
+// GEMV's, so a sequence's logits do not depend on how many others share its
+// decode step. Prefill rows keep the panels even when there are few of them:
+// a prompt's KV then does not depend on how it was chunked or how much of it
+// came from the prefix cache. Measured crossover (docs/PERFORMANCE.md, issue
+// 5; whole-model steps, best of 3): the GEMV wins up to 5 tokens (9.9 vs
+// 10.9 ms), ties at 6, loses at 8 (13.7 vs 12.2 ms). KESTREL_GEMV_MAX_TOKENS
+// (1-8) overrides it, for measuring only.
+constexpr int64_t kFewTokensMax = 5;
+
+int64_t fewTokensMax() {
+    static const int64_t n = std::getenv("KESTREL_GEMV_MAX_TOKENS")
+                                 ? std::clamp<int64_t>(std::atoi(std::getenv("KESTREL_GEMV_MAX_TOKENS")), 1, 8)
+                                 : kFewTokensMax;
+    return n;
+}
+
+// Does `k` have a direct kernel for `tokens` tokens of `type`? (A probe on an empty row range.)
+bool hasFewTokensKernel(const IsaKernels& k, GgmlType type, int64_t tokens) {
+    if (!k.rowsFewTokens || tokens > fewTokensMax()) return false;
+    const QuantActivations probe{tokens, 0, nullptr, nullptr, nullptr};
+    return k.rowsFewTokens(type, nullptr, 0, 0, 0, probe, nullptr, 0);
+}
+
+// Other products of two or more tokens take the panel kernel where the ISA has
 // one (already at 2 tokens its cheaper inner loop pays for building the
-// panels). One path for all multi-token calls keeps a row's result
-// independent of how many other rows share the call, which batched decoding
-// relies on (tst_scheduler compares batched streams with lone ones exactly).
+// panels). One path for all larger calls keeps a row's result independent of
+// how many other rows share the call.
 constexpr int64_t kPanelMinTokens = 2;
 
 ActivationBuffer& callerActivations() {
@@ -98,7 +125,7 @@ void matmulFloat(const IsaKernels& k, const WeightMatrix& w, const float* x, int
 }
 
 void matmulInt(const IsaKernels& k, const WeightMatrix& w, const float* x, int64_t tokens, float* y,
-               ThreadPool& pool) {
+               ThreadPool& pool, bool decodeRows) {
     const int64_t cp = padCols(w.cols);
     ActivationBuffer& ab = callerActivations();
     const size_t qsBytes = static_cast<size_t>(tokens * cp);
@@ -113,23 +140,35 @@ void matmulInt(const IsaKernels& k, const WeightMatrix& w, const float* x, int64
         pool.parallelFor(tokens, [&](int64_t b, int64_t e, int) { k.quantize(x, w.cols, b, e, qs, dx4, s16, cp); });
     else
         k.quantize(x, w.cols, 0, tokens, qs, dx4, s16, cp);
-    const QuantActivations act{tokens, cp, qs, dx4, s16};
+    static std::atomic<uint64_t> calls{0};
+    const QuantActivations act{tokens, cp, qs, dx4, s16, nullptr, ++calls};
 
-    if (tokens == 1 && k.rowsOneToken) {
-        // Probe on an empty range: does this ISA have a direct one-token kernel for the type?
-        if (k.rowsOneToken(w.type, static_cast<const uint8_t*>(w.data), w.rowBytes, 0, w.cols, act, y)) {
-            // Chunks are whole groups of 4 rows, the kernels' unit (a ragged chunk would fall back to single rows).
-            const int64_t quads = (w.rows + 3) / 4;
-            pool.parallelFor(
-                quads,
-                [&](int64_t qb, int64_t qe, int) {
-                    const int64_t b = qb * 4, e = std::min(qe * 4, w.rows);
-                    k.rowsOneToken(w.type, static_cast<const uint8_t*>(w.data) + b * w.rowBytes, w.rowBytes, e - b,
-                                   w.cols, act, y + b);
-                },
-                8);
-            return;
-        }
+    // Rows straight from the blocks, for one token or a few: chunks are whole
+    // groups of 4 rows, the kernels' unit (a ragged chunk would fall back to
+    // single rows, which also changes how a row's sum is reduced).
+    auto byRowQuads = [&](auto&& rowsFn) {
+        const int64_t quads = (w.rows + 3) / 4;
+        pool.parallelFor(
+            quads,
+            [&](int64_t qb, int64_t qe, int) {
+                const int64_t b = qb * 4, e = std::min(qe * 4, w.rows);
+                rowsFn(static_cast<const uint8_t*>(w.data) + b * w.rowBytes, e - b, y + b);
+            },
+            8);
+    };
+    if (decodeRows && hasFewTokensKernel(k, w.type, tokens)) {
+        byRowQuads([&](const uint8_t* rows, int64_t n, float* out) {
+            k.rowsFewTokens(w.type, rows, w.rowBytes, n, w.cols, act, out, w.rows);
+        });
+        return;
+    }
+    // Probe on an empty range: does this ISA have a direct one-token kernel for the type?
+    if (tokens == 1 && k.rowsOneToken &&
+        k.rowsOneToken(w.type, static_cast<const uint8_t*>(w.data), w.rowBytes, 0, w.cols, act, y)) {
+        byRowQuads([&](const uint8_t* rows, int64_t n, float* out) {
+            k.rowsOneToken(w.type, rows, w.rowBytes, n, w.cols, act, out);
+        });
+        return;
     }
 
     if (tokens >= kPanelMinTokens && k.panelRows) {
@@ -165,12 +204,12 @@ void matmulInt(const IsaKernels& k, const WeightMatrix& w, const float* x, int64
 }
 
 void matmulWith(const IsaKernels& k, const WeightMatrix& w, const float* x, int64_t tokens, float* y,
-                ThreadPool& pool) {
+                ThreadPool& pool, bool decodeRows) {
     if (tokens <= 0 || w.rows <= 0) return;
     if (isFloatType(w.type))
         matmulFloat(k, w, x, tokens, y, pool);
     else if (hasIntegerPath(w.type))
-        matmulInt(k, w, x, tokens, y, pool);
+        matmulInt(k, w, x, tokens, y, pool, decodeRows);
     else
         matmulReference(w, x, tokens, y);  // unsupported types are rejected at load; stay correct anyway
 }
@@ -178,7 +217,11 @@ void matmulWith(const IsaKernels& k, const WeightMatrix& w, const float* x, int6
 }  // namespace
 
 void matmul(const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool) {
-    matmulWith(activeKernels(), w, x, tokens, y, pool);
+    matmulWith(activeKernels(), w, x, tokens, y, pool, false);
+}
+
+void matmulDecode(const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool) {
+    matmulWith(activeKernels(), w, x, tokens, y, pool, true);
 }
 
 void matmulFloatActivations(const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool) {
@@ -188,13 +231,23 @@ void matmulFloatActivations(const WeightMatrix& w, const float* x, int64_t token
 
 bool isaSupported(CpuIsa isa) { return kernelsFor(isa) != nullptr; }
 
-bool matmulWithIsa(CpuIsa isa, const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool) {
+bool matmulWithIsa(CpuIsa isa, const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool,
+                   bool decodeRows) {
     const IsaKernels* k = kernelsFor(isa);
-    matmulWith(k ? *k : activeKernels(), w, x, tokens, y, pool);
+    matmulWith(k ? *k : activeKernels(), w, x, tokens, y, pool, decodeRows);
     return k != nullptr;
 }
 
 const char* activeIsa() { return activeKernels().name; }
+
+int64_t matmulExactBatchTokens(GgmlType type) {
+    const IsaKernels& k = activeKernels();
+    if (!hasIntegerPath(type) || isFloatType(type)) return INT64_MAX;  // floatTile: one dot per (row, token)
+    if (!k.rowsOneToken && !k.panelRows && !k.rowsFewTokens) return INT64_MAX;  // tiles for every count
+    int64_t n = 1;
+    while (n < fewTokensMax() && hasFewTokensKernel(k, type, n + 1)) ++n;
+    return n;
+}
 
 void matmulReference(const WeightMatrix& w, const float* x, int64_t tokens, float* y) {
     std::vector<float> row(static_cast<size_t>(w.cols));

@@ -10,7 +10,9 @@
 // token in 4x4 register tiles, so a weight row is read from memory once per call
 // however many tokens there are. On AVX-512 VNNI two or more tokens use 16-row
 // panels instead (gemm_panel_avx512.cpp), and one token of Q4_0/Q4_1/Q5_0/Q8_0
-// reads the blocks directly (no unpack).
+// reads the blocks directly (no unpack); with VBMI so do decode steps of 2-5
+// tokens of Q4_0/Q4_1/Q8_0 (matmulDecode, gemv_avx512vbmi.cpp), each token
+// computed as if alone.
 //
 // Dispatch: AVX-512 VNNI, AVX2+FMA or scalar, chosen once at start-up from
 // cpuid (KESTREL_CPU_ISA=scalar|avx2|avx512 forces a path, for tests).
@@ -38,6 +40,16 @@ struct WeightMatrix {
 // uses `pool` (one call at a time per pool); scratch is per thread.
 void matmul(const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool);
 
+// The same product for the rows of a decode step: each token is the next token
+// of a different sequence. Up to matmulExactBatchTokens(w.type) tokens, every
+// token's outputs are bit for bit those of a one-token call with that token
+// alone, so a sequence decodes the same whatever else shares its step (on
+// VBMI the few-token GEMV gives this for 2-5 tokens, where it is faster than the panels).
+// Past that count, and for prefill rows (matmul), a row's result still does not
+// depend on the other rows of the call, but it rounds differently from a
+// one-token call.
+void matmulDecode(const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool);
+
 // The same product without int8 activations: each weight tile is dequantised
 // to float and multiplied with the float activations (FMA). A few times slower
 // than matmul(); it computes the model as defined, for accuracy checks (64
@@ -56,6 +68,13 @@ void dequantizeRow(GgmlType type, const void* src, float* dst, int64_t n);
 // type without a quantiser.
 bool quantizeRow(GgmlType type, const float* src, void* dst, int64_t n);
 
+// The most tokens a matmulDecode call may have for which every token's outputs
+// are bit for bit those of a one-token call with that token alone, for weights
+// of `type` on the active path (1 when batches round differently; INT64_MAX
+// when every count does). Batched decoding is exact up to this many sequences
+// per step.
+int64_t matmulExactBatchTokens(GgmlType type);
+
 // The instruction set the dispatcher picked: "avx512vnni", "avx2" or "scalar".
 const char* activeIsa();
 
@@ -64,6 +83,7 @@ const char* activeIsa();
 // false) when this CPU or build lacks the one asked for.
 enum class CpuIsa { Scalar, Avx2, Avx512Vnni };
 bool isaSupported(CpuIsa isa);
-bool matmulWithIsa(CpuIsa isa, const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool);
+bool matmulWithIsa(CpuIsa isa, const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool,
+                   bool decodeRows = false);
 
 }  // namespace kestrel::kernels

@@ -4,8 +4,9 @@
 // rows at a time (at most kBlock, never crossing a KV block) with a running
 // maximum and sum (online softmax), so memory use does not grow with the
 // context and no scratch is needed. The inner dot products and
-// axpys exist twice: AVX2+FMA+F16C intrinsics, and a portable scalar version;
-// the choice is made once from cpuid.
+// axpys exist three times: AVX-512F (16 floats per op: a 64-wide head is 4
+// vectors), AVX2+FMA+F16C intrinsics, and a portable scalar version; the
+// choice is made once from cpuid.
 #include "ops.h"
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -98,24 +100,113 @@ struct Avx2Isa {
         for (; i < n; ++i) out[i] *= s;
     }
 };
+
+#define KESTREL_AVX512 __attribute__((target("avx512f,avx512vl,avx2,fma,f16c"))) inline
+struct Avx512Isa {
+    static __m512 load(const float* p) __attribute__((target("avx512f"))) { return _mm512_loadu_ps(p); }
+    static __m512 load(const uint16_t* p) __attribute__((target("avx512f"))) {
+        return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    }
+    static __m512 loadTail(const float* p, __mmask16 m) __attribute__((target("avx512f"))) {
+        return _mm512_maskz_loadu_ps(m, p);
+    }
+    static __m512 loadTail(const uint16_t* p, __mmask16 m) __attribute__((target("avx512f,avx512bw,avx512vl"))) {
+        return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
+    }
+    static __mmask16 tailMask(int n) { return static_cast<__mmask16>((1u << n) - 1); }
+
+    template <typename T>
+    __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) static float dot(const float* q, const T* k, int n) {
+        __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+        int i = 0;
+        for (; i + 32 <= n; i += 32) {
+            a0 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i), load(k + i), a0);
+            a1 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i + 16), load(k + i + 16), a1);
+        }
+        for (; i + 16 <= n; i += 16) a0 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i), load(k + i), a0);
+        if (i < n) a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tailMask(n - i), q + i), loadTail(k + i, tailMask(n - i)), a1);
+        return _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+    }
+    template <typename T>
+    __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) static void axpy(float* out, const T* v, float w, int n) {
+        const __m512 wv = _mm512_set1_ps(w);
+        int i = 0;
+        for (; i + 16 <= n; i += 16)
+            _mm512_storeu_ps(out + i, _mm512_fmadd_ps(wv, load(v + i), _mm512_loadu_ps(out + i)));
+        if (i < n) {
+            const __mmask16 m = tailMask(n - i);
+            _mm512_mask_storeu_ps(out + i, m, _mm512_fmadd_ps(wv, loadTail(v + i, m), _mm512_maskz_loadu_ps(m, out + i)));
+        }
+    }
+    KESTREL_AVX512 static void scaleVec(float* out, float s, int n) {
+        const __m512 sv = _mm512_set1_ps(s);
+        int i = 0;
+        for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, _mm512_mul_ps(sv, _mm512_loadu_ps(out + i)));
+        for (; i < n; ++i) out[i] *= s;
+    }
+};
+#endif
+
+// The run of key rows from position b that are contiguous in memory: up to the
+// end of b's KV block, at most kBlock rows, none past `last`.
+struct KeyRun {
+    int n;
+    int64_t offset;  // of row b from the head's column base
+};
+inline KeyRun keyRun(int64_t b, int64_t last, const int32_t* table, int32_t blockTokens, int64_t rowStride) {
+    const int64_t blockEnd = table ? (b / blockTokens + 1) * blockTokens : last + 1;
+    return {static_cast<int>(std::min<int64_t>({kBlock, last - b + 1, blockEnd - b})),
+            KvView::rowOffset(table, blockTokens, rowStride, b)};
+}
+
+// The running weighted sum of value rows, in memory (any value size).
+template <typename Isa, typename T>
+struct MemoryAcc {
+    float acc[kMaxValueDim];
+    int n;
+    explicit MemoryAcc(int valueDim) : n(valueDim) { std::memset(acc, 0, sizeof(float) * n); }
+    void scale(float r) { Isa::scaleVec(acc, r, n); }
+    void axpy(const T* v, float p) { Isa::axpy(acc, v, p, n); }
+    void store(float* out, float inv) const {
+        for (int i = 0; i < n; ++i) out[i] = acc[i] * inv;
+    }
+};
+
+#ifdef KESTREL_X86
+// The same for 64 values in four zmm registers: in memory, every key's axpy
+// was a load-FMA-store round trip on the same 256 bytes (store-forwarding
+// latency per key), which made attention as slow with AVX-512 as with AVX2.
+template <typename T>
+struct Zmm64Acc {
+    __m512 a[4];
+    __attribute__((target("avx512f"))) explicit Zmm64Acc(int) {
+        for (auto& v : a) v = _mm512_setzero_ps();
+    }
+    __attribute__((target("avx512f"))) void scale(float r) {
+        for (auto& v : a) v = _mm512_mul_ps(v, _mm512_set1_ps(r));
+    }
+    __attribute__((target("avx512f,fma,f16c"))) void axpy(const T* v, float p) {
+        const __m512 pv = _mm512_set1_ps(p);
+        for (int i = 0; i < 4; ++i) a[i] = _mm512_fmadd_ps(pv, Avx512Isa::load(v + 16 * i), a[i]);
+    }
+    __attribute__((target("avx512f"))) void store(float* out, float inv) const {
+        for (int i = 0; i < 4; ++i) _mm512_storeu_ps(out + 16 * i, _mm512_mul_ps(a[i], _mm512_set1_ps(inv)));
+    }
+};
 #endif
 
 // One query head against its kv head's keys [first, last]; kBase/vBase point
 // at the head's columns of the layer's slabs.
-template <typename Isa, typename T>
+template <typename Isa, typename T, typename Acc = MemoryAcc<Isa, T>>
 [[gnu::always_inline]] inline void attendHead(const float* q, const T* kBase, const T* vBase, const int32_t* table,
                                              int32_t blockTokens, int64_t rowStride, int64_t first, int64_t last,
                                              const AttentionConfig& cfg, float* out) {
     float scores[kBlock];
-    float acc[kMaxValueDim];
-    std::memset(acc, 0, sizeof(float) * cfg.valueDim);
+    Acc acc(cfg.valueDim);
     float runMax = -std::numeric_limits<float>::infinity();
     float runSum = 0.0f;
     for (int64_t b = first; b <= last;) {
-        // A run of rows that are contiguous in memory: up to the end of b's KV block.
-        const int64_t blockEnd = table ? (b / blockTokens + 1) * blockTokens : last + 1;
-        const int n = static_cast<int>(std::min<int64_t>({kBlock, last - b + 1, blockEnd - b}));
-        const int64_t off = KvView::rowOffset(table, blockTokens, rowStride, b);
+        const auto [n, off] = keyRun(b, last, table, blockTokens, rowStride);
         const T* kRun = kBase + off;
         const T* vRun = vBase + off;
         float blockMax = -std::numeric_limits<float>::infinity();
@@ -128,19 +219,107 @@ template <typename Isa, typename T>
         if (blockMax > runMax) {
             const float r = std::exp(runMax - blockMax);  // 0 on the first block
             runSum *= r;
-            Isa::scaleVec(acc, r, cfg.valueDim);
+            acc.scale(r);
             runMax = blockMax;
         }
+        // The weights first, then the value rows: a call to exp between two axpys
+        // would spill and reload register accumulators around it for every key.
         for (int j = 0; j < n; ++j) {
-            const float p = std::exp(scores[j] - runMax);
-            runSum += p;
-            Isa::axpy(acc, vRun + j * rowStride, p, cfg.valueDim);
+            scores[j] = std::exp(scores[j] - runMax);
+            runSum += scores[j];
+        }
+        for (int j = 0; j < n; ++j) acc.axpy(vRun + j * rowStride, scores[j]);
+        b += n;
+    }
+    acc.store(out, runSum > 0.0f ? 1.0f / runSum : 0.0f);
+}
+
+#ifdef KESTREL_X86
+// GQA with 64-wide heads on AVX-512: the G query heads of one kv head at once,
+// so each key and value row is loaded and converted once for all of them
+// (SmolLM2: 3 heads per kv head). Per head, the same operations in the same
+// order as attendHead<Avx512Isa, T, Zmm64Acc<T>>: the results are the same.
+constexpr int kMaxGroup = 4;
+inline bool groupedShape(const AttentionConfig& cfg) {
+    const int g = cfg.heads / cfg.kvHeads;
+    return cfg.headDim == 64 && cfg.valueDim == 64 && g >= 2 && g <= kMaxGroup;
+}
+
+template <typename T, int G>
+__attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline void attendGroup64(
+    const float* q, const T* kBase, const T* vBase, const int32_t* table, int32_t blockTokens, int64_t rowStride,
+    int64_t first, int64_t last, const AttentionConfig& cfg, float* out) {
+    __m512 qv[G][4], acc[G][4];
+    float runMax[G], runSum[G], blockMax[G];
+    float scores[G][kBlock];
+#pragma GCC unroll 4
+    for (int h = 0; h < G; ++h) {
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i) {
+            qv[h][i] = _mm512_loadu_ps(q + h * 64 + 16 * i);
+            acc[h][i] = _mm512_setzero_ps();
+        }
+        runMax[h] = -std::numeric_limits<float>::infinity();
+        runSum[h] = 0.0f;
+    }
+    for (int64_t b = first; b <= last;) {
+        const auto [n, off] = keyRun(b, last, table, blockTokens, rowStride);
+        const T* kRun = kBase + off;
+        const T* vRun = vBase + off;
+#pragma GCC unroll 4
+        for (int h = 0; h < G; ++h) blockMax[h] = -std::numeric_limits<float>::infinity();
+        for (int j = 0; j < n; ++j) {
+            __m512 k[4];
+#pragma GCC unroll 4
+            for (int i = 0; i < 4; ++i) k[i] = Avx512Isa::load(kRun + j * rowStride + 16 * i);
+#pragma GCC unroll 4
+            for (int h = 0; h < G; ++h) {
+                // Avx512Isa::dot's order for 64 values: a0 over [0,16) and [32,48), a1 over the others.
+                __m512 a0 = _mm512_fmadd_ps(qv[h][0], k[0], _mm512_setzero_ps());
+                __m512 a1 = _mm512_fmadd_ps(qv[h][1], k[1], _mm512_setzero_ps());
+                a0 = _mm512_fmadd_ps(qv[h][2], k[2], a0);
+                a1 = _mm512_fmadd_ps(qv[h][3], k[3], a1);
+                float s = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1)) * cfg.scale;
+                if (cfg.softcap > 0.0f) s = cfg.softcap * std::tanh(s / cfg.softcap);
+                scores[h][j] = s;
+                blockMax[h] = std::max(blockMax[h], s);
+            }
+        }
+#pragma GCC unroll 4
+        for (int h = 0; h < G; ++h) {
+            if (blockMax[h] > runMax[h]) {
+                const float r = std::exp(runMax[h] - blockMax[h]);
+                runSum[h] *= r;
+#pragma GCC unroll 4
+                for (int i = 0; i < 4; ++i) acc[h][i] = _mm512_mul_ps(acc[h][i], _mm512_set1_ps(r));
+                runMax[h] = blockMax[h];
+            }
+            for (int j = 0; j < n; ++j) {
+                scores[h][j] = std::exp(scores[h][j] - runMax[h]);
+                runSum[h] += scores[h][j];
+            }
+        }
+        for (int j = 0; j < n; ++j) {
+            __m512 v[4];
+#pragma GCC unroll 4
+            for (int i = 0; i < 4; ++i) v[i] = Avx512Isa::load(vRun + j * rowStride + 16 * i);
+#pragma GCC unroll 4
+            for (int h = 0; h < G; ++h) {
+                const __m512 p = _mm512_set1_ps(scores[h][j]);
+#pragma GCC unroll 4
+                for (int i = 0; i < 4; ++i) acc[h][i] = _mm512_fmadd_ps(p, v[i], acc[h][i]);
+            }
         }
         b += n;
     }
-    const float inv = runSum > 0.0f ? 1.0f / runSum : 0.0f;
-    for (int i = 0; i < cfg.valueDim; ++i) out[i] = acc[i] * inv;
+#pragma GCC unroll 4
+    for (int h = 0; h < G; ++h) {
+        const __m512 inv = _mm512_set1_ps(runSum[h] > 0.0f ? 1.0f / runSum[h] : 0.0f);
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i) _mm512_storeu_ps(out + h * 64 + 16 * i, _mm512_mul_ps(acc[h][i], inv));
+    }
 }
+#endif
 
 template <typename Isa, typename T>
 [[gnu::always_inline]] inline void attendRange(const float* q, const int32_t* positions, const KvView& cache,
@@ -149,19 +328,47 @@ template <typename Isa, typename T>
     const T* kAll = static_cast<const T*>(cache.k);
     const T* vAll = static_cast<const T*>(cache.v);
     const int group = cfg.heads / cfg.kvHeads;
+    bool grouped = false;
+#ifdef KESTREL_X86
+    if constexpr (std::is_same_v<Isa, Avx512Isa>) grouped = groupedShape(cfg);
+#endif
+    // A task is one (token, head), or one (token, kv head) when the heads of a group go together.
+    const int64_t perToken = grouped ? cfg.kvHeads : cfg.heads;
     for (int64_t task = begin; task < end; ++task) {
         // Causal work grows with the position: interleave early and late tokens so that
         // each thread's contiguous range of tasks costs about the same.
-        const int64_t ti = task / cfg.heads;
+        const int64_t ti = task / perToken;
         const int64_t t = (ti % 2 == 0) ? ti / 2 : tokens - 1 - ti / 2;
-        const int h = static_cast<int>(task % cfg.heads);
+        const int h = static_cast<int>(task % perToken) * (grouped ? group : 1);
         const int kvh = h / group;
         const int64_t last = positions[t];
         const int64_t first = cfg.slidingWindow > 0 ? std::max<int64_t>(0, last - cfg.slidingWindow + 1) : 0;
         // K and V rows share the stride; V of kv head h sits at h * valueDim.
-        attendHead<Isa, T>(q + (t * cfg.heads + h) * cfg.headDim, kAll + kvh * cfg.headDim,
-                           vAll + kvh * cfg.valueDim, cache.tableOf(t), cache.blockTokens, cache.rowStride, first,
-                           last, cfg, out + (t * cfg.heads + h) * cfg.valueDim);
+        const float* qh = q + (t * cfg.heads + h) * cfg.headDim;
+        float* oh = out + (t * cfg.heads + h) * cfg.valueDim;
+#ifdef KESTREL_X86
+        if constexpr (std::is_same_v<Isa, Avx512Isa>) {
+            if (grouped) {
+                auto run = [&](auto g) {
+                    attendGroup64<T, decltype(g)::value>(qh, kAll + kvh * cfg.headDim, vAll + kvh * cfg.valueDim,
+                                                         cache.tableOf(t), cache.blockTokens, cache.rowStride, first,
+                                                         last, cfg, oh);
+                };
+                if (group == 2) run(std::integral_constant<int, 2>{});
+                else if (group == 3) run(std::integral_constant<int, 3>{});
+                else run(std::integral_constant<int, 4>{});
+                continue;
+            }
+            if (cfg.valueDim == 64) {
+                attendHead<Isa, T, Zmm64Acc<T>>(qh, kAll + kvh * cfg.headDim, vAll + kvh * cfg.valueDim,
+                                                cache.tableOf(t), cache.blockTokens, cache.rowStride, first, last,
+                                                cfg, oh);
+                continue;
+            }
+        }
+#endif
+        attendHead<Isa, T>(qh, kAll + kvh * cfg.headDim, vAll + kvh * cfg.valueDim, cache.tableOf(t),
+                           cache.blockTokens, cache.rowStride, first, last, cfg, oh);
     }
 }
 
@@ -183,6 +390,15 @@ __attribute__((target("avx2,fma,f16c"))) void attendAvx2(const float* q, const i
     else
         attendRange<Avx2Isa, float>(q, positions, cache, cfg, out, tokens, begin, end);
 }
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c"))) void attendAvx512(
+    const float* q, const int32_t* positions, const KvView& cache, const AttentionConfig& cfg, float* out,
+    int64_t tokens, int64_t begin, int64_t end) {
+    if (cache.type == KvType::F16)
+        attendRange<Avx512Isa, uint16_t>(q, positions, cache, cfg, out, tokens, begin, end);
+    else
+        attendRange<Avx512Isa, float>(q, positions, cache, cfg, out, tokens, begin, end);
+}
 #endif
 
 using AttendFn = void (*)(const float*, const int32_t*, const KvView&, const AttentionConfig&, float*, int64_t,
@@ -194,6 +410,11 @@ AttendFn pickAttend() {
     if (force && std::strcmp(force, "scalar") == 0) return attendScalar;
 #ifdef KESTREL_X86
     __builtin_cpu_init();  // runs during static initialisation, before cpuid data is guaranteed
+    const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                        __builtin_cpu_supports("avx512vl");
+    if (avx512 && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma") &&
+        !(force && std::strcmp(force, "avx2") == 0))
+        return attendAvx512;
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
         return attendAvx2;
 #endif
@@ -224,7 +445,12 @@ void storeKv(const float* k, const float* v, int64_t tokens, const int32_t* posi
 
 void attention(const float* q, int64_t tokens, const int32_t* positions, const KvView& cache,
                const AttentionConfig& cfg, float* out, ThreadPool& pool) {
-    const int64_t tasks = tokens * cfg.heads;
+#ifdef KESTREL_X86
+    const bool grouped = kAttend == attendAvx512 && groupedShape(cfg);
+#else
+    const bool grouped = false;
+#endif
+    const int64_t tasks = tokens * (grouped ? cfg.kvHeads : cfg.heads);  // as attendRange counts them
     // One captured pointer keeps the std::function in its small buffer: no allocation per call.
     struct Args {
         const float* q;

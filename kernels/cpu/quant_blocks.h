@@ -64,6 +64,10 @@ struct QuantActivations {
     const float* dx4 = nullptr;
     const float* s16 = nullptr;
     const float* s32 = nullptr;  // [tokens][colsPadded/32] = s16 pairs summed; only for panelRows, else nullptr
+    // Distinct for every matmul call's activations (0: not set): a kernel that
+    // rearranges them per call may keep its per-thread copy for the call's
+    // other chunks.
+    uint64_t serial = 0;
 };
 
 // A tile of weight rows in the intermediate form (kTileRows for intTile,
@@ -120,6 +124,12 @@ using ToFloatFn = void (*)(GgmlType type, const void* src, float* dst, int64_t n
 // Returns false for a type it does not handle; the caller then uses the tiles.
 using RowsOneTokenFn = bool (*)(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
                                 const QuantActivations& act, float* y);
+// A few tokens (act.tokens, 1 .. the kernel's limit), rows [0, rows) of w
+// straight from the GGML blocks, each weight block loaded once for all tokens:
+// y[t * yStride + r]. Every token's outputs are bit for bit what a one-token
+// call gives it. Returns false for a type or token count it does not handle.
+using RowsFewTokensFn = bool (*)(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
+                                 const QuantActivations& act, float* y, int64_t yStride);
 // The same product for rows [0, rows) of w (rows <= kPanelRows) straight from
 // the GGML blocks, unpacking as it needs; needs act.s32.
 using PanelRowsFn = void (*)(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols,
@@ -136,6 +146,7 @@ struct IsaKernels {
     QuantizeActivationsFn quantize;
     RowsOneTokenFn rowsOneToken;  // may be nullptr
     PanelRowsFn panelRows;        // may be nullptr: 16-row panels for two or more tokens
+    RowsFewTokensFn rowsFewTokens;  // may be nullptr: small decode batches (see matmul.cpp)
 };
 
 // AVX2 activation quantiser: the same values as quantizeActivations, bit for bit.

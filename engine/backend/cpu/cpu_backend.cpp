@@ -3,6 +3,7 @@
 #include "matmul.h"
 #include "ops.h"
 
+#include <algorithm>
 #include <cstring>
 #include <unistd.h>
 #include <vector>
@@ -140,7 +141,15 @@ void CpuBackend::embed(const Weight& table, const IndexTensor& idx, Tensor& out)
 void CpuBackend::matmul(const Weight& w, const Tensor& x, Tensor& y) {
     y.setRows(x.rows());
     switch (matmulMode_) {
-    case MatmulMode::Fast: kernels::matmul(cw(w).matrix(), data(x), x.rows(), data(y), *pool_); break;
+    case MatmulMode::Fast: {
+        // Decode rows first, on their own: their results then do not depend on the prefill rows beside them.
+        const kernels::WeightMatrix& m = cw(w).matrix();
+        const int64_t decode = std::min(decodeRows_, x.rows());
+        if (decode > 0) kernels::matmulDecode(m, data(x), decode, data(y), *pool_);
+        if (x.rows() > decode)
+            kernels::matmul(m, data(x) + decode * x.cols(), x.rows() - decode, data(y) + decode * y.cols(), *pool_);
+        break;
+    }
     case MatmulMode::FloatActivations:
         kernels::matmulFloatActivations(cw(w).matrix(), data(x), x.rows(), data(y), *pool_);
         break;

@@ -38,6 +38,7 @@ public:
 
     void embed(const Weight& table, const IndexTensor& ids, Tensor& out) override;
     void matmul(const Weight& w, const Tensor& x, Tensor& y) override;
+    void setDecodeRows(int64_t rows) override { decodeRows_ = rows; }
     void addBias(Tensor& x, const Weight& bias) override;
     void rmsNorm(const Tensor& x, const Weight& gamma, float eps, Tensor& y, int groupSize) override;
     void rope(Tensor& x, int headDim, const IndexTensor& positions, const RopeParams& p) override;
@@ -61,6 +62,7 @@ public:
 private:
     std::unique_ptr<kernels::ThreadPool> pool_;
     MatmulMode matmulMode_ = MatmulMode::Fast;
+    int64_t decodeRows_ = 0;
 };
 
 }  // namespace kestrel::backend

@@ -143,7 +143,7 @@ private slots:
         int paths = 0;
         double worst = 0.0;
         for (int64_t rows : {1, 3, 17, 100})
-            for (int64_t tokens : {1, 2, 5, 64})
+            for (int64_t tokens : {1, 2, 3, 4, 5, 8, 9, 64})
                 for (int64_t blocks = 1; blocks <= 5; ++blocks) {
                     const int64_t cols = blocks * unit;
                     const std::vector<uint8_t> wbytes = randomWeights(t, rows, cols, rng);
@@ -156,10 +156,13 @@ private slots:
                     for (float v : ref) refNorm += static_cast<double>(v) * v;
                     QVERIFY2(refNorm > 0, "reference output is all zeros: the comparison would prove nothing");
                     const std::vector<float> exact = isFloat ? ref : quantisedActivationReference(w, x, tokens);
-                    for (CpuIsa isa : {CpuIsa::Scalar, CpuIsa::Avx2, CpuIsa::Avx512Vnni}) {
-                        if (!isaSupported(isa)) continue;
+                    // Each path as prefill rows and, for up to 8 tokens, as decode rows (matmulDecode).
+                    for (const auto& [isa, decode] :
+                         {std::pair{CpuIsa::Scalar, false}, {CpuIsa::Avx2, false}, {CpuIsa::Avx512Vnni, false},
+                          {CpuIsa::Scalar, true}, {CpuIsa::Avx2, true}, {CpuIsa::Avx512Vnni, true}}) {
+                        if (!isaSupported(isa) || (decode && tokens > 8)) continue;
                         std::vector<float> y(ref.size(), std::nanf(""));
-                        QVERIFY(matmulWithIsa(isa, w, x.data(), tokens, y.data(), pool));
+                        QVERIFY(matmulWithIsa(isa, w, x.data(), tokens, y.data(), pool, decode));
                         const double err = normalisedError(y, exact);
                         for (size_t i = 0; i < y.size(); ++i) {
                             aggNum += (static_cast<double>(y[i]) - ref[i]) * (static_cast<double>(y[i]) - ref[i]);
@@ -168,9 +171,9 @@ private slots:
                         worst = std::max(worst, err);
                         ++paths;
                         if (!(err < bound))
-                            QFAIL(qPrintable(QStringLiteral("%1 %2: rows %3 tokens %4 cols %5: error %6 >= %7")
+                            QFAIL(qPrintable(QStringLiteral("%1%8 %2: rows %3 tokens %4 cols %5: error %6 >= %7")
                                                  .arg(isaName(isa)).arg(ggmlTypeName(t).data()).arg(rows).arg(tokens)
-                                                 .arg(cols).arg(err).arg(bound)));
+                                                 .arg(cols).arg(err).arg(bound).arg(decode ? " decode" : "")));
                     }
                 }
         const double aggregate = std::sqrt(aggNum / aggDen);
@@ -202,6 +205,52 @@ private slots:
         QVERIFY(qa == qb);
         QVERIFY(std::memcmp(da.data(), db.data(), da.size() * 4) == 0);
         QVERIFY(std::memcmp(sa.data(), sb.data(), sa.size() * 4) == 0);
+    }
+
+    // A decode step of several sequences (matmulDecode): every token's outputs
+    // must equal, bit for bit, a one-token product of that token alone, up to
+    // the count the active path promises (matmulExactBatchTokens). Awkward shapes: row counts
+    // that leave 1-3 rows past the last group of 4, block counts that leave a
+    // partial group of blocks (4 per vector for the nibble formats, 2 for Q8_0).
+    void batchedTokensEqualLoneTokens_data() {
+        QTest::addColumn<int>("type");
+        for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::Q5_0, GgmlType::Q4_K,
+                           GgmlType::F16})
+            QTest::newRow(ggmlTypeName(t).data()) << static_cast<int>(t);
+    }
+
+    void batchedTokensEqualLoneTokens() {
+        QFETCH(int, type);
+        const auto t = static_cast<GgmlType>(type);
+        const int64_t exact = std::min<int64_t>(matmulExactBatchTokens(t), 16);
+        qInfo("%s on %s: exact up to %lld tokens per call", ggmlTypeName(t).data(), activeIsa(),
+              static_cast<long long>(exact));
+        if (exact < 2) QSKIP("this path rounds batches differently from single tokens");
+        const int64_t unit = ggmlTypeTraits(t)->blockSize;
+        ThreadPool pool(2);
+        std::mt19937 rng(static_cast<unsigned>(type) * 131u + 5u);
+        std::normal_distribution<float> dist(0.0f, 1.0f);
+        int compared = 0;
+        for (int64_t rows : {1, 6, 37, 130})
+            for (int64_t blocks : {1, 3, 5, 18, 48})
+                for (int64_t tokens = 2; tokens <= exact; ++tokens) {
+                    const int64_t cols = blocks * unit;
+                    const std::vector<uint8_t> wbytes = randomWeights(t, rows, cols, rng);
+                    const WeightMatrix w{t, wbytes.data(), rows, cols, *ggmlRowBytes(t, static_cast<uint64_t>(cols))};
+                    std::vector<float> x(static_cast<size_t>(tokens * cols));
+                    for (auto& v : x) v = dist(rng) * (1.0f + static_cast<float>(rng() % 8));
+                    std::vector<float> batch(static_cast<size_t>(tokens * rows), std::nanf(""));
+                    matmulDecode(w, x.data(), tokens, batch.data(), pool);
+                    for (int64_t k = 0; k < tokens; ++k) {
+                        std::vector<float> lone(static_cast<size_t>(rows), std::nanf(""));
+                        matmul(w, x.data() + k * cols, 1, lone.data(), pool);
+                        if (std::memcmp(lone.data(), batch.data() + k * rows, lone.size() * sizeof(float)) != 0)
+                            QFAIL(qPrintable(QStringLiteral("rows %1 cols %2: token %3 of %4 differs from the same token alone")
+                                                 .arg(rows).arg(cols).arg(k).arg(tokens)));
+                        ++compared;
+                    }
+                }
+        QVERIFY(compared > 0);
     }
 
     // Threads split rows; the result must not depend on how many there are.

@@ -210,6 +210,11 @@ private slots:
         QTest::newRow("f32 3/1 d13 window 5") << false << 3 << 1 << 13 << 5 << 0.0f << 0;
         QTest::newRow("paged 16 f16 gqa 9/3 d64") << true << 9 << 3 << 64 << 0 << 0.0f << 16;
         QTest::newRow("paged 16 f32 3/1 d13 window 5") << false << 3 << 1 << 13 << 5 << 0.0f << 16;
+        QTest::newRow("paged 16 f16 3/1 d13 window 5") << true << 3 << 1 << 13 << 5 << 0.0f << 16;
+        QTest::newRow("f16 mha 2/2 d20 softcap") << true << 2 << 2 << 20 << 0 << 30.0f << 0;
+        // Groups of 2 and 4 heads per kv head with 64-wide heads (AVX-512 runs a group at once).
+        QTest::newRow("paged 16 f16 gqa 8/2 d64") << true << 8 << 2 << 64 << 0 << 0.0f << 16;
+        QTest::newRow("f32 gqa 4/2 d64 window 9 softcap") << false << 4 << 2 << 64 << 9 << 20.0f << 0;
         QTest::newRow("paged 7 f16 mqa 4/1 d256 window 37") << true << 4 << 1 << 256 << 37 << 0.0f << 7;
     }
     void attentionMatchesReference() {

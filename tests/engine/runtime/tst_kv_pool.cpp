@@ -4,6 +4,7 @@
 // clear error. Tiny synthetic models (tests/engine/model/synthetic_model.h), so
 // no downloaded model is needed.
 #include "../model/synthetic_model.h"
+#include "matmul.h"
 #include "model_impl.h"
 
 #include <QTemporaryDir>
@@ -209,6 +210,61 @@ private slots:
             KESTREL_COMPARE_LOGITS(row, *refs[i]);
         }
         for (int32_t s : {s1, s2, s3}) pool.close(s);
+    }
+
+    // Decode steps of three sequences give each sequence, bit for bit, the logits
+    // it gets decoding alone, where the kernels promise it (decode rows are
+    // computed apart from prefill rows; kernels::matmulExactBatchTokens).
+    void batchedDecodeStepsEqualLoneDecodeExactly() {
+        if (kernels::matmulExactBatchTokens(GgmlType::Q8_0) < 3 || kernels::matmulExactBatchTokens(GgmlType::F16) < 3)
+            QSKIP("on this CPU path, batched decode rows round differently from lone ones");
+        auto model = load(modelA_);
+        QVERIFY(model);
+        runtime::KvPool& pool = *model->impl().pool;
+        const std::vector<int32_t> prompts[] = {randomTokens(21, 31, 300), randomTokens(40, 32, 300),
+                                                randomTokens(9, 33, 300)};
+        constexpr int kSteps = 5;
+        auto fed = [](size_t seq, int step) { return int32_t((seq * 97 + size_t(step) * 13 + 5) % 300); };
+        const int vocab = pool.vocabSize();
+        std::vector<float> logits, unused;
+        // Alone: each sequence prefilled, then decoded one token per step.
+        std::vector<std::vector<float>> alone(3);
+        for (size_t i = 0; i < 3; ++i) {
+            model->clearPrefixCache();
+            const int32_t s = pool.open();
+            const runtime::PoolChunk pre{s, prompts[i], model::LogitsWanted::None};
+            QVERIFY(pool.step({&pre, 1}, unused).isOk());
+            for (int k = 0; k < kSteps; ++k) {
+                const int32_t tok[] = {fed(i, k)};
+                const runtime::PoolChunk one{s, tok, model::LogitsWanted::Last};
+                QVERIFY(pool.step({&one, 1}, logits).isOk());
+                alone[i].insert(alone[i].end(), logits.begin(), logits.end());
+            }
+            pool.close(s);
+        }
+        // Together: the same prefills, then every step decodes all three.
+        model->clearPrefixCache();
+        int32_t seqs[3];
+        for (size_t i = 0; i < 3; ++i) {
+            seqs[i] = pool.open();
+            const runtime::PoolChunk pre{seqs[i], prompts[i], model::LogitsWanted::None};
+            QVERIFY(pool.step({&pre, 1}, unused).isOk());
+        }
+        for (int k = 0; k < kSteps; ++k) {
+            int32_t toks[3];
+            std::vector<runtime::PoolChunk> chunks;
+            for (size_t i = 0; i < 3; ++i) {
+                toks[i] = fed(i, k);
+                chunks.push_back({seqs[i], std::span<const int32_t>(&toks[i], 1), model::LogitsWanted::Last});
+            }
+            QVERIFY(pool.step(chunks, logits).isOk());
+            QCOMPARE(int(logits.size()), 3 * vocab);
+            for (size_t i = 0; i < 3; ++i)
+                QVERIFY2(std::memcmp(logits.data() + i * vocab, alone[i].data() + size_t(k) * vocab,
+                                     size_t(vocab) * sizeof(float)) == 0,
+                         qPrintable(QString("sequence %1, step %2: batched logits differ from lone ones").arg(i).arg(k)));
+        }
+        for (int32_t s : seqs) pool.close(s);
     }
 
     void snapshotRoundTrip() {
