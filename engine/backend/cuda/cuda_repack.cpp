@@ -93,24 +93,25 @@ void unpackRow(GgmlType type, const uint8_t* row, int64_t cols, Fn&& fn) {
         }
         return;
     case GgmlType::Q5_0:
+    case GgmlType::Q5_1: {
+        // d (Q5_1: and m), then qh[4], then qs[16]; Q5_0's codes are centred on 16.
+        const bool q51 = type == GgmlType::Q5_1;
+        const size_t bytes = q51 ? sizeof(BlockQ5_1) : sizeof(BlockQ5_0);
         for (int64_t b = 0; b < cols / kQK; ++b) {
-            const auto* blk = reinterpret_cast<const BlockQ5_0*>(row) + b;
-            codes5(blk->qs, blk->qh, o.code);
-            for (int8_t& c : o.code) c = static_cast<int8_t>(c - 16);
-            o.d0 = o.d1 = fp16ToFloat(blk->d);
-            o.m = 0.0f;
+            const uint8_t* p = row + b * bytes;
+            uint16_t d, m = 0;
+            std::memcpy(&d, p, 2);
+            if (q51) std::memcpy(&m, p + 2, 2);
+            const uint8_t* qh = p + (q51 ? 4 : 2);
+            codes5(qh + 4, qh, o.code);
+            if (!q51)
+                for (int8_t& c : o.code) c = static_cast<int8_t>(c - 16);
+            o.d0 = o.d1 = fp16ToFloat(d);
+            o.m = q51 ? fp16ToFloat(m) : 0.0f;
             fn(b, o);
         }
         return;
-    case GgmlType::Q5_1:
-        for (int64_t b = 0; b < cols / kQK; ++b) {
-            const auto* blk = reinterpret_cast<const BlockQ5_1*>(row) + b;
-            codes5(blk->qs, blk->qh, o.code);
-            o.d0 = o.d1 = fp16ToFloat(blk->d);
-            o.m = fp16ToFloat(blk->m);
-            fn(b, o);
-        }
-        return;
+    }
     case GgmlType::Q4_K:
     case GgmlType::Q5_K:
         // Sub-block j of a super block: values (qs[(j/2)*32 + l] >> 4 (j%2)) & 15
