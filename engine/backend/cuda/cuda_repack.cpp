@@ -49,36 +49,36 @@ void emit(cuda::DevFormat format, const Out32& o, uint8_t* qs, uint8_t* sc) {
     }
 }
 
-// The 5-bit codes of a Q5_0/Q5_1 block.
-void codes5(const uint8_t* qs, const uint8_t* qhBytes, int8_t* code) {
-    const uint32_t qh = load32(qhBytes);
-    for (int j = 0; j < 16; ++j) {
-        code[j] = static_cast<int8_t>((qs[j] & 0xf) | ((qh >> j) & 1) << 4);
-        code[j + 16] = static_cast<int8_t>((qs[j] >> 4) | ((qh >> (j + 16)) & 1) << 4);
-    }
-}
-
 // Calls fn(block index within the row, Out32) for each 32-value block of one row.
 template <typename Fn>
 void unpackRow(GgmlType type, const uint8_t* row, int64_t cols, Fn&& fn) {
     Out32 o;
     switch (type) {
     case GgmlType::Q4_0:
-    case GgmlType::Q4_1: {
-        const bool q41 = type == GgmlType::Q4_1;
-        const size_t bytes = q41 ? sizeof(BlockQ4_1) : sizeof(BlockQ4_0);
+    case GgmlType::Q4_1:
+    case GgmlType::Q5_0:
+    case GgmlType::Q5_1: {
+        // The 32-value formats: d (and m for _1), qh[4] for Q5, qs[16]; byte j of qs holds
+        // values j and j + 16 (bit j and j + 16 of qh on top for Q5). Q4_0 keeps its raw
+        // nibbles (the kernel subtracts 8); Q5_0's codes are centred on 16 here.
+        const bool withMin = type == GgmlType::Q4_1 || type == GgmlType::Q5_1;
+        const bool five = type == GgmlType::Q5_0 || type == GgmlType::Q5_1;
+        const size_t bytes = ggmlTypeTraits(type)->blockBytes;
         for (int64_t b = 0; b < cols / kQK; ++b) {
             const uint8_t* p = row + b * bytes;
             uint16_t d, m = 0;
             std::memcpy(&d, p, 2);
-            if (q41) std::memcpy(&m, p + 2, 2);
-            const uint8_t* q = p + (q41 ? 4 : 2);
+            if (withMin) std::memcpy(&m, p + 2, 2);
+            const uint8_t* after = p + (withMin ? 4 : 2);
+            const uint32_t qh = five ? load32(after) : 0;
+            const uint8_t* qs = five ? after + 4 : after;
+            const int centre = type == GgmlType::Q5_0 ? 16 : 0;
             for (int j = 0; j < 16; ++j) {
-                o.code[j] = static_cast<int8_t>(q[j] & 15);
-                o.code[j + 16] = static_cast<int8_t>(q[j] >> 4);
+                o.code[j] = static_cast<int8_t>(((qs[j] & 0xf) | ((qh >> j) & 1) << 4) - centre);
+                o.code[j + 16] = static_cast<int8_t>(((qs[j] >> 4) | ((qh >> (j + 16)) & 1) << 4) - centre);
             }
             o.d0 = o.d1 = fp16ToFloat(d);
-            o.m = q41 ? fp16ToFloat(m) : 0.0f;
+            o.m = withMin ? fp16ToFloat(m) : 0.0f;
             fn(b, o);
         }
         return;
@@ -92,26 +92,6 @@ void unpackRow(GgmlType type, const uint8_t* row, int64_t cols, Fn&& fn) {
             fn(b, o);
         }
         return;
-    case GgmlType::Q5_0:
-    case GgmlType::Q5_1: {
-        // d (Q5_1: and m), then qh[4], then qs[16]; Q5_0's codes are centred on 16.
-        const bool q51 = type == GgmlType::Q5_1;
-        const size_t bytes = q51 ? sizeof(BlockQ5_1) : sizeof(BlockQ5_0);
-        for (int64_t b = 0; b < cols / kQK; ++b) {
-            const uint8_t* p = row + b * bytes;
-            uint16_t d, m = 0;
-            std::memcpy(&d, p, 2);
-            if (q51) std::memcpy(&m, p + 2, 2);
-            const uint8_t* qh = p + (q51 ? 4 : 2);
-            codes5(qh + 4, qh, o.code);
-            if (!q51)
-                for (int8_t& c : o.code) c = static_cast<int8_t>(c - 16);
-            o.d0 = o.d1 = fp16ToFloat(d);
-            o.m = q51 ? fp16ToFloat(m) : 0.0f;
-            fn(b, o);
-        }
-        return;
-    }
     case GgmlType::Q4_K:
     case GgmlType::Q5_K:
         // Sub-block j of a super block: values (qs[(j/2)*32 + l] >> 4 (j%2)) & 15
