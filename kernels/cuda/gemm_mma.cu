@@ -4,7 +4,9 @@
 // split the row's 32-blocks (warp w takes blocks w, w + 8, ...), each keeping
 // the whole tile's partial sums in registers; the 8 partials are summed through
 // shared memory at the end. Split-K gives a 4096-row matrix 2048 warps instead
-// of 256, enough loads in flight for a product that is mostly a weight stream.
+// of 256. Still too few bytes in flight for a weight stream (4-byte loads, two
+// blocks per warp at a time): 16 tokens run far from one weight pass, see
+// docs/PERFORMANCE.md; 16-byte loads through shared memory are the next step.
 //
 // Fragments of mma.m16n8k32.s8 (lane = 4 g + t): A holds rows g and g + 8,
 // k = 4t..4t+3 and 16+4t..16+4t+3; B holds token g, the same k; C holds rows g,
