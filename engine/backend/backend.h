@@ -19,6 +19,7 @@
 #include "gguf_file.h"
 #include "kestrel/status.h"
 #include "kv_cache.h"
+#include "top_logit.h"
 
 #include <cstdint>
 #include <memory>
@@ -142,6 +143,10 @@ public:
     virtual Status upload(IndexTensor& dst, std::span<const int32_t> values) = 0;  // sets size
     virtual Status upload(Tensor& dst, std::span<const float> values) = 0;       // rows * cols values
     virtual Status download(const Tensor& src, std::span<float> out) = 0;        // rows * cols values
+    // The k best values of each row of `src` with their column (ties: lower column
+    // first), in rank order: out[r * k + i], k <= cols. For sampling a batch's logits
+    // without moving whole rows; the default downloads the rows and selects on the host.
+    virtual Status downloadTop(const Tensor& src, int32_t k, std::span<TopLogit> out);
 
     // out[i] = table row ids[i] (dequantised); out.rows = ids.size.
     virtual void embed(const Weight& table, const IndexTensor& ids, Tensor& out) = 0;

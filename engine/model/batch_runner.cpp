@@ -109,18 +109,32 @@ Status BatchRunner::validate(std::span<const SeqChunk> chunks) const {
     return Status::ok();
 }
 
-Status BatchRunner::project(int64_t row, int64_t count, float* out) {
+Status BatchRunner::project(int64_t row, int64_t count, StepLogits& out, size_t slot) {
     const ModelConfig& c = model_->config();
     be_->copyRows(*scratch_.x, row, count, *lastRows_);
     // The step's decode rows are its first rows, so they lead any run that contains them.
     be_->setDecodeRows(std::clamp<int64_t>(decodeRows_ - row, 0, count));
     be_->matmul(*model_->weights().output, *lastRows_, *logits_);
     if (c.finalSoftcap > 0.0f) be_->softcap(*logits_, c.finalSoftcap);
-    return be_->download(*logits_, std::span<float>(out, static_cast<size_t>(count) * c.vocabSize));
+    const auto n = static_cast<size_t>(count);
+    if (out.topK > 0)
+        return be_->downloadTop(*logits_, out.topK, std::span<TopLogit>(out.top).subspan(slot * size_t(out.topK), n * size_t(out.topK)));
+    return be_->download(*logits_, std::span<float>(out.rows).subspan(slot * size_t(c.vocabSize), n * size_t(c.vocabSize)));
 }
 
 Status BatchRunner::step(std::span<const SeqChunk> chunks, std::vector<float>& logitsOut) {
+    StepLogits out;
+    out.rows.swap(logitsOut);
+    const Status s = step(chunks, out);
+    logitsOut.swap(out.rows);
+    return s;
+}
+
+Status BatchRunner::step(std::span<const SeqChunk> chunks, StepLogits& out) {
     KESTREL_RETURN_IF_ERROR(validate(chunks));
+    if (out.topK < 0 || out.topK > model_->config().vocabSize)
+        return Status(ErrorCode::InvalidArgument, "forward: top-k of " + std::to_string(out.topK) + " for a vocabulary of " +
+                                                      std::to_string(model_->config().vocabSize));
     const ModelConfig& c = model_->config();
     const int32_t blockTokens = kv_->spec().blockTokens;
     const int32_t width = scratch_.tableWidth;
@@ -146,7 +160,8 @@ Status BatchRunner::step(std::span<const SeqChunk> chunks, std::vector<float>& l
         if (ch.logits == LogitsWanted::All)
             for (int64_t i = 0; i < n; ++i) wanted.push_back(firstRow + i);
     }
-    logitsOut.resize(wanted.size() * static_cast<size_t>(c.vocabSize));
+    if (out.topK > 0) out.top.resize(wanted.size() * static_cast<size_t>(out.topK));
+    else out.rows.resize(wanted.size() * static_cast<size_t>(c.vocabSize));
 
     Scratch& s = scratch_;
     KESTREL_RETURN_IF_ERROR(be_->upload(*s.ids, ids_));
@@ -169,7 +184,7 @@ Status BatchRunner::step(std::span<const SeqChunk> chunks, std::vector<float>& l
     for (size_t i = 0; i < wanted.size();) {
         size_t j = i + 1;
         while (j < wanted.size() && wanted[j] == wanted[j - 1] + 1 && static_cast<int>(j - i) < logitRows_) ++j;
-        const Status projected = project(wanted[i], static_cast<int64_t>(j - i), logitsOut.data() + i * c.vocabSize);
+        const Status projected = project(wanted[i], static_cast<int64_t>(j - i), out, i);
         if (!projected.isOk()) {
             be_->setDecodeRows(0);
             return projected;

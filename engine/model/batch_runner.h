@@ -47,6 +47,15 @@ struct SeqChunk {
 // The KV cache shape of a model: its layers, kv heads and head size.
 runtime::KvCacheSpec kvCacheSpecFor(const ModelConfig& c, int64_t capacity, runtime::KvStorage storage);
 
+// What a step returns for its wanted rows, in order: whole rows of logits, or
+// (topK > 0, for sampling without moving whole rows) each row's topK best in
+// rank order (backend::Backend::downloadTop).
+struct StepLogits {
+    int32_t topK = 0;
+    std::vector<float> rows;    // wanted rows x vocabSize, when topK == 0
+    std::vector<TopLogit> top;  // wanted rows x topK, when topK > 0
+};
+
 struct BatchRunnerOptions {
     int maxTokens = 256;         // tokens per step, all chunks together
     int maxSeqs = 16;            // chunks per step
@@ -59,6 +68,8 @@ public:
                                                        runtime::KvCache& kv, const BatchRunnerOptions& options);
     ~BatchRunner();
 
+    Status step(std::span<const SeqChunk> chunks, StepLogits& out);
+    // Whole rows of logits.
     Status step(std::span<const SeqChunk> chunks, std::vector<float>& logitsOut);
 
     const LoadedModel& model() const { return *model_; }
@@ -72,7 +83,8 @@ public:
 private:
     BatchRunner() = default;
     Status validate(std::span<const SeqChunk> chunks) const;
-    Status project(int64_t row, int64_t count, float* out);
+    // Logits of rows [row, row + count) of the step into wanted rows [slot, slot + count) of `out`.
+    Status project(int64_t row, int64_t count, StepLogits& out, size_t slot);
 
     std::shared_ptr<const LoadedModel> model_;
     backend::Backend* be_ = nullptr;

@@ -142,6 +142,14 @@ Status KvPool::reserveLocked(Sequence& s, int64_t newLength) {
 }
 
 Status KvPool::step(std::span<const PoolChunk> chunks, std::vector<float>& logits) {
+    model::StepLogits out;
+    out.rows.swap(logits);
+    const Status s = step(chunks, out);
+    logits.swap(out.rows);
+    return s;
+}
+
+Status KvPool::step(std::span<const PoolChunk> chunks, model::StepLogits& logits) {
     std::lock_guard lock(mutex_);
     std::vector<Sequence*>& seqs = stepSeqs_;
     seqs.clear();

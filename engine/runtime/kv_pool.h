@@ -78,7 +78,8 @@ public:
     // records the tokens. Logits come back per chunk in order (BatchRunner).
     // OutOfMemory when the pool cannot hold them even after evicting every
     // cached block; nothing changes then.
-    Status step(std::span<const PoolChunk> chunks, std::vector<float>& logits);
+    Status step(std::span<const PoolChunk> chunks, model::StepLogits& logits);
+    Status step(std::span<const PoolChunk> chunks, std::vector<float>& logits);  // whole rows
 
     std::vector<int32_t> tokens(int32_t seq) const;
     int64_t length(int32_t seq) const;

@@ -53,7 +53,17 @@ bool ReplyStream::emit(TokenId token, const std::string& text, const PieceCallba
 
 bool ReplyStream::next(std::span<float> logits, const PieceCallback& onPiece) {
     if (ended_) return false;
-    const TokenId token = sampler_.sample(logits, history_);
+    return accept(sampler_.sample(logits, history_), onPiece);
+}
+
+bool ReplyStream::nextTop(std::span<const TopLogit> top, const PieceCallback& onPiece) {
+    if (ended_) return false;
+    return accept(sampler_.sampleTop(top, history_), onPiece);
+}
+
+int32_t ReplyStream::topNeeded() { return sampler_.topNeeded(history_); }
+
+bool ReplyStream::accept(TokenId token, const PieceCallback& onPiece) {
     if (result_.tokens.empty()) decodeStart_ = std::chrono::steady_clock::now();
     if (!ignoreEndOfGeneration_ && model_.isEndOfGeneration(token)) {
         stop(StopReason::EndOfGeneration);

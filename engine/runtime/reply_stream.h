@@ -46,6 +46,10 @@ public:
     // false: it ended here (end of generation, stop string, onPiece returned
     // false, maxTokens); reason() says which.
     bool next(std::span<float> logits, const PieceCallback& onPiece);
+    // next() from only the row's best logits: topNeeded() of them (Sampler::sampleTop);
+    // topNeeded() == 0 means this step needs the whole row.
+    bool nextTop(std::span<const TopLogit> top, const PieceCallback& onPiece);
+    int32_t topNeeded();
 
     // Ends the reply for a reason of the caller's (ContextFull, Cancelled).
     void stop(StopReason reason);
@@ -63,6 +67,8 @@ public:
 private:
     void route(const std::string& shown, bool final);
     bool emit(TokenId token, const std::string& text, const PieceCallback& onPiece);
+    // Takes the sampled token: end of generation, stop strings, the callback, maxTokens.
+    bool accept(TokenId token, const PieceCallback& onPiece);
 
     const Model& model_;
     Sampler sampler_;

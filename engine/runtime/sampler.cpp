@@ -55,17 +55,19 @@ TokenId argmax(std::span<const float> logits) {
 Sampler::Sampler(const SamplingParams& params)
     : params_(params), seed_(params.seed ? params.seed : freshSeed()), rng_(seed_) {}
 
-void Sampler::applyPenalties(std::span<float> logits, std::span<const TokenId> history) {
+bool Sampler::penalising(std::span<const TokenId> history) const {
     const bool repeat = params_.repeatPenalty != 1.0f;
     const bool additive = params_.frequencyPenalty != 0.0f || params_.presencePenalty != 0.0f;
-    if ((!repeat && !additive) || params_.repeatLastN == 0 || history.empty()) return;
+    return (repeat || additive) && params_.repeatLastN != 0 && !history.empty();
+}
 
+void Sampler::countWindow(std::span<const TokenId> history, size_t vocab) {
     size_t window = params_.repeatLastN < 0 ? history.size() : size_t(params_.repeatLastN);
     window = std::min(window, history.size());
     // Count occurrences in the window; a sorted small vector beats a hash map at these sizes.
     counts_.clear();
     for (TokenId id : history.subspan(history.size() - window)) {
-        if (id < 0 || size_t(id) >= logits.size()) continue;
+        if (id < 0 || size_t(id) >= vocab) continue;
         counts_.push_back({id, 1});
     }
     std::sort(counts_.begin(), counts_.end());
@@ -77,29 +79,62 @@ void Sampler::applyPenalties(std::span<float> logits, std::span<const TokenId> h
             counts_[unique++] = counts_[i];
     }
     counts_.resize(unique);
+}
 
-    for (auto [id, count] : counts_) {
-        float& logit = logits[size_t(id)];
-        if (repeat) logit = logit > 0 ? logit / params_.repeatPenalty : logit * params_.repeatPenalty;
-        logit -= float(count) * params_.frequencyPenalty + params_.presencePenalty;
+float Sampler::penalised(float logit, int32_t count) const {
+    if (params_.repeatPenalty != 1.0f) logit = logit > 0 ? logit / params_.repeatPenalty : logit * params_.repeatPenalty;
+    return logit - (float(count) * params_.frequencyPenalty + params_.presencePenalty);
+}
+
+void Sampler::applyPenalties(std::span<float> logits, std::span<const TokenId> history) {
+    if (!penalising(history)) return;
+    countWindow(history, logits.size());
+    for (auto [id, count] : counts_) logits[size_t(id)] = penalised(logits[size_t(id)], count);
+}
+
+int32_t Sampler::topNeeded(std::span<const TokenId> history) {
+    int32_t distinct = 0;
+    if (penalising(history)) {
+        // Only penalties that lower logits keep the best of the row the best after them.
+        if (params_.repeatPenalty < 1.0f || params_.frequencyPenalty < 0.0f || params_.presencePenalty < 0.0f) return 0;
+        countWindow(history, std::numeric_limits<size_t>::max());
+        distinct = static_cast<int32_t>(counts_.size());
     }
+    if (params_.temperature <= 0.0f) return 1 + distinct;
+    return params_.topK > 0 ? params_.topK + distinct : 0;
 }
 
 TokenId Sampler::sample(std::span<float> logits, std::span<const TokenId> history) {
     if (logits.empty()) return -1;
     applyPenalties(logits, history);
     if (params_.temperature <= 0.0f) return argmax(logits);
-
     candidates_.resize(logits.size());
     for (size_t i = 0; i < logits.size(); ++i) candidates_[i] = {logits[i], TokenId(i)};
-    auto byLogit = [](const Candidate& a, const Candidate& b) {
-        return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
-    };
+    return choose();
+}
 
+TokenId Sampler::sampleTop(std::span<const TopLogit> top, std::span<const TokenId> history) {
+    if (top.empty()) return -1;
+    candidates_.assign(top.begin(), top.end());
+    if (penalising(history)) {
+        countWindow(history, std::numeric_limits<size_t>::max());
+        for (Candidate& c : candidates_) {
+            auto it = std::lower_bound(counts_.begin(), counts_.end(), std::pair<TokenId, int32_t>{c.id, 0});
+            if (it != counts_.end() && it->first == c.id) c.logit = penalised(c.logit, it->second);
+        }
+    }
+    if (params_.temperature <= 0.0f) {
+        // argmax's order: the highest logit, the lowest id among equals.
+        return std::min_element(candidates_.begin(), candidates_.end(), outranks)->id;
+    }
+    return choose();
+}
+
+TokenId Sampler::choose() {
     // top-k: a partial sort keeps this O(V log k) instead of sorting the whole vocabulary.
     size_t keep = candidates_.size();
     if (params_.topK > 0 && size_t(params_.topK) < keep) keep = size_t(params_.topK);
-    std::partial_sort(candidates_.begin(), candidates_.begin() + ptrdiff_t(keep), candidates_.end(), byLogit);
+    std::partial_sort(candidates_.begin(), candidates_.begin() + ptrdiff_t(keep), candidates_.end(), outranks);
     candidates_.resize(keep);
 
     // Softmax of the survivors at temperature 1 for top-p and min-p.

@@ -8,6 +8,7 @@
 
 #include "kestrel/sampling.h"
 #include "tokenizer.h"
+#include "top_logit.h"
 
 #include <cstdint>
 #include <span>
@@ -37,15 +38,28 @@ public:
     // the penalties). `history` is the sequence so far (prompt + reply).
     TokenId sample(std::span<float> logits, std::span<const TokenId> history);
 
+    // How many of a row's best logits sampleTop needs to pick exactly what
+    // sample() would: 1 for greedy and top-k for top-k sampling, plus one per
+    // distinct penalised token (a penalty may push a token below one it beat).
+    // 0: the whole row is needed (no top-k, or a penalty that raises logits).
+    int32_t topNeeded(std::span<const TokenId> history);
+
+    // sample() on a row of which only `top` is known: its topNeeded(history)
+    // best logits (ties: lower id first), in any order. Same draw, same token.
+    TokenId sampleTop(std::span<const TopLogit> top, std::span<const TokenId> history);
+
     // The seed actually used (a random one when params.seed == 0).
     uint64_t seed() const { return seed_; }
 
 private:
-    struct Candidate {
-        float logit;
-        TokenId id;
-    };
+    using Candidate = TopLogit;
+    bool penalising(std::span<const TokenId> history) const;
+    // counts_ = (id, occurrences) in the penalty window, sorted by id; ids >= vocab are skipped.
+    void countWindow(std::span<const TokenId> history, size_t vocab);
+    float penalised(float logit, int32_t count) const;
     void applyPenalties(std::span<float> logits, std::span<const TokenId> history);
+    // The chain after the penalties (greedy or top-k, top-p, min-p, temperature, draw) on candidates_.
+    TokenId choose();
 
     SamplingParams params_;
     uint64_t seed_;

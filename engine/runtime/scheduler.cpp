@@ -77,6 +77,12 @@ struct Slot {
     bool decode;
 };
 
+// One wanted row of a step: the whole row, or its best logits (StepLogits::topK > 0).
+struct RowLogits {
+    std::span<float> row;
+    std::span<const TopLogit> top;
+};
+
 }  // namespace
 
 struct Scheduler::Impl {
@@ -102,7 +108,8 @@ struct Scheduler::Impl {
     int64_t admissions = 0;
     std::vector<runtime::PoolChunk> chunks;
     std::vector<Slot> slots;
-    std::vector<float> logits, variantLogits;
+    model::StepLogits logits;
+    std::vector<float> variantLogits;
     std::thread thread;
 
     Status admissible(std::span<const TokenId> prompt, const RequestOptions& o) const;
@@ -112,8 +119,9 @@ struct Scheduler::Impl {
     void step();
     void buildStep();
     void consumeStep();
-    void startSampling(Request& r, std::span<const float> promptLogits);
-    void advance(Request& r, Lane& lane, std::span<float> laneLogits);
+    int32_t stepTopK();
+    void startSampling(Request& r, RowLogits promptLogits);
+    void advance(Request& r, Lane& lane, RowLogits laneLogits);
     void preempt(size_t runningIndex);
     void closeLanes(Request& r);
     void finish(RequestPtr r);
@@ -389,6 +397,7 @@ void Scheduler::Impl::step() {
     while (true) {
         buildStep();
         if (chunks.empty()) return;
+        logits.topK = stepTopK();
         const Status s = pool->step(chunks, logits);
         if (s.isOk()) {
             consumeStep();
@@ -412,6 +421,23 @@ void Scheduler::Impl::step() {
     finishEnded();
 }
 
+// Whether the step's sampling rows can come back as their best logits only (a
+// 16-row step of a 128k vocabulary moves 8 MB as whole rows): the most any
+// sampler needs, or 0 when one needs the whole row.
+int32_t Scheduler::Impl::stepTopK() {
+    constexpr int32_t kMostWorthIt = 256;  // above this, whole rows cost about as much
+    int32_t k = 0;
+    for (size_t i = 0; i < chunks.size(); ++i) {
+        if (chunks[i].logits == model::LogitsWanted::None) continue;
+        Request& r = *slots[i].request;
+        const size_t variant = slots[i].decode ? size_t(r.lanes[slots[i].lane].variant) : 0;
+        const int32_t need = r.replies[variant]->topNeeded();
+        if (need <= 0 || need > kMostWorthIt || need > pool->vocabSize()) return 0;
+        k = std::max(k, need);
+    }
+    return k;
+}
+
 void Scheduler::Impl::consumeStep() {
     ++counters.steps;
     const auto vocab = static_cast<size_t>(pool->vocabSize());
@@ -423,7 +449,11 @@ void Scheduler::Impl::consumeStep() {
         l.length += n;
         (slots[i].decode ? counters.decodeTokens : counters.prefillTokens) += n;
         if (chunks[i].logits == model::LogitsWanted::None) continue;  // mid-prompt, or a replay that now decodes again
-        const std::span<float> rowLogits(logits.data() + row++ * vocab, vocab);
+        const size_t k = static_cast<size_t>(logits.topK);
+        RowLogits rowLogits;
+        if (k > 0) rowLogits.top = std::span<const TopLogit>(logits.top).subspan(row * k, k);
+        else rowLogits.row = std::span<float>(logits.rows).subspan(row * vocab, vocab);
+        ++row;
         if (slots[i].decode)
             advance(r, l, rowLogits);
         else
@@ -432,7 +462,7 @@ void Scheduler::Impl::consumeStep() {
 }
 
 // The prompt is prefilled: fork it for the other variants, and every variant samples its first token.
-void Scheduler::Impl::startSampling(Request& r, std::span<const float> promptLogits) {
+void Scheduler::Impl::startSampling(Request& r, RowLogits promptLogits) {
     r.prefillMs = msSince(r.prefillStart);
     r.sampling = true;
     const int32_t promptSeq = r.lanes.front().seq;
@@ -446,14 +476,19 @@ void Scheduler::Impl::startSampling(Request& r, std::span<const float> promptLog
         r.lanes.push_back(Lane{v, forked.value(), {}, promptLength});
     }
     for (Lane& l : r.lanes) {
-        variantLogits.assign(promptLogits.begin(), promptLogits.end());  // the penalties edit them per variant
-        advance(r, l, variantLogits);
+        RowLogits mine = promptLogits;
+        if (!mine.row.empty()) {
+            variantLogits.assign(mine.row.begin(), mine.row.end());  // the penalties edit them per variant
+            mine.row = variantLogits;
+        }
+        advance(r, l, mine);
     }
 }
 
-void Scheduler::Impl::advance(Request& r, Lane& lane, std::span<float> laneLogits) {
+void Scheduler::Impl::advance(Request& r, Lane& lane, RowLogits laneLogits) {
     ReplyStream& reply = *r.replies[size_t(lane.variant)];
-    if (reply.next(laneLogits, r.pieceCallbacks[size_t(lane.variant)])) {
+    const PieceCallback& onPiece = r.pieceCallbacks[size_t(lane.variant)];
+    if (laneLogits.top.empty() ? reply.next(laneLogits.row, onPiece) : reply.nextTop(laneLogits.top, onPiece)) {
         if (lane.length < context) {
             lane.next = reply.token();
             return;

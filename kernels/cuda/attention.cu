@@ -1,6 +1,9 @@
 #include "attention.cuh"
+#include "attention_splits.cuh"
+#include "attention_tile.cuh"
 #include "cuda_common.cuh"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace kestrel::cuda {
@@ -8,9 +11,6 @@ namespace {
 
 constexpr int kAttnWarps = 4;
 constexpr int kMaxGroup = 8;
-// Small ranges: at short depth the keys are few, and more blocks each walking
-// fewer keys beat a few blocks walking them serially.
-constexpr int kSplitQuantum = 16;
 // Keys per range once a token sees >= 1024 (KESTREL_CUDA_ATTN_DEEP overrides; 0: off):
 // llama3-8b at depth 4096 on an H200, 32-key ranges 321.5 tok/s, 64: 324.2, 128: 331.1.
 constexpr int kDeepSplitKeys = 128;
@@ -22,21 +22,6 @@ bool wideAttentionEnabled() {
         return !(v && v[0] == '0');
     }();
     return on;
-}
-
-struct Range {
-    int64_t first, len, splitLen, active;
-};
-
-__device__ __forceinline__ Range visibleRange(int pos, const AttentionDev& p) {
-    Range r;
-    r.first = p.slidingWindow > 0 ? max(0, pos - p.slidingWindow + 1) : 0;
-    r.len = pos - r.first + 1;
-    int64_t per = (r.len + p.maxSplits - 1) / p.maxSplits;
-    if (p.deepSplitKeys > 0 && r.len >= 1024 && per < p.deepSplitKeys) per = p.deepSplitKeys;
-    r.splitLen = (per + kSplitQuantum - 1) / kSplitQuantum * kSplitQuantum;
-    r.active = (r.len + r.splitLen - 1) / r.splitLen;
-    return r;
 }
 
 template <int EPL>
@@ -110,7 +95,7 @@ __global__ void __launch_bounds__(kAttnWarps * 32, EPL >= 8 ? 2 : EPL == 4 ? (G 
     constexpr int KPS = EPL >= 8 ? 2 : 4;
     pdlWait();
     pdlTrigger();
-    const int t = blockIdx.z, split = blockIdx.y;
+    const int t = blockIdx.z;
     const int group = p.heads / p.kvHeads;
     const int chunks = (group + G - 1) / G;
     const int kvh = blockIdx.x / chunks;
@@ -118,96 +103,100 @@ __global__ void __launch_bounds__(kAttnWarps * 32, EPL >= 8 ? 2 : EPL == 4 ? (G 
     const int ng = min(G, kvh * group + group - h0);
     const int pos = positions[t];
     const Range r = visibleRange(pos, p);
-    if (split >= r.active) return;
-    const int64_t start = r.first + split * r.splitLen;
-    const int64_t end = (start + r.splitLen < static_cast<int64_t>(pos) + 1) ? start + r.splitLen : static_cast<int64_t>(pos) + 1;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int d = p.headDim, c0 = lane * EPL;
+    // The block takes ranges blockIdx.y, + gridDim.y, ... (oneTokenBlocksY: a shallow
+    // context has few active ranges, and blocks with none cost a launch each).
+    for (int split = blockIdx.y; split < r.active; split += gridDim.y) {
+        const int64_t start = r.first + split * r.splitLen;
+        const int64_t end = min(start + r.splitLen, static_cast<int64_t>(pos) + 1);
 
-    float qr[G][EPL];
+        float qr[G][EPL];
 #pragma unroll
-    for (int g = 0; g < G; ++g)
+        for (int g = 0; g < G; ++g)
 #pragma unroll
-        for (int e = 0; e < EPL; ++e)
-            qr[g][e] = (g < ng && c0 + e < d) ? q[(static_cast<int64_t>(t) * p.heads + h0 + g) * d + c0 + e] * p.scale : 0.0f;
-    float m[G], l[G], acc[G][EPL];
-#pragma unroll
-    for (int g = 0; g < G; ++g) {
-        m[g] = -INFINITY;
-        l[g] = 0.0f;
-#pragma unroll
-        for (int e = 0; e < EPL; ++e) acc[g][e] = 0.0f;
-    }
-    const int64_t headOff = static_cast<int64_t>(kvh) * d;
-    const int32_t* table = kvTableOf(kv, t);
-    for (int64_t j = start + warp; j < end; j += KPS * kAttnWarps) {
-        float kk[KPS][EPL], vv[KPS][EPL];
-        bool has[KPS];
-#pragma unroll
-        for (int u = 0; u < KPS; ++u) {
-            const int64_t ju = j + u * kAttnWarps;
-            has[u] = ju < end;
-            const int64_t jj = has[u] ? ju : j;
-            const int64_t row = kvRowOffset(kv, table, jj);
-            loadRow<EPL>(kv, kv.k, row + headOff, c0, d, kk[u]);
-            loadRow<EPL>(kv, kv.v, row + headOff, c0, d, vv[u]);
-        }
+            for (int e = 0; e < EPL; ++e)
+                qr[g][e] = (g < ng && c0 + e < d) ? q[(static_cast<int64_t>(t) * p.heads + h0 + g) * d + c0 + e] * p.scale : 0.0f;
+        float m[G], l[G], acc[G][EPL];
 #pragma unroll
         for (int g = 0; g < G; ++g) {
-            if (g >= ng) break;
-            float sc[KPS];
+            m[g] = -INFINITY;
+            l[g] = 0.0f;
 #pragma unroll
-            for (int u = 0; u < KPS; ++u) {
-                float sum = 0.0f;
-#pragma unroll
-                for (int e = 0; e < EPL; ++e) sum += qr[g][e] * kk[u][e];
-                sc[u] = sum;
-            }
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1)
-#pragma unroll
-                for (int u = 0; u < KPS; ++u) sc[u] += __shfl_xor_sync(0xffffffffu, sc[u], o);
-            float mNew = m[g];
-#pragma unroll
-            for (int u = 0; u < KPS; ++u) {
-                if (p.softcap > 0.0f) sc[u] = p.softcap * tanhf(sc[u] / p.softcap);
-                if (!has[u]) sc[u] = -INFINITY;
-                mNew = fmaxf(mNew, sc[u]);
-            }
-            const float corr = __expf(m[g] - mNew);
-            float wsum = 0.0f;
-            float wu[KPS];
-#pragma unroll
-            for (int u = 0; u < KPS; ++u) {
-                wu[u] = has[u] ? __expf(sc[u] - mNew) : 0.0f;
-                wsum += wu[u];
-            }
-            l[g] = l[g] * corr + wsum;
-#pragma unroll
-            for (int e = 0; e < EPL; ++e) {
-                float a = acc[g][e] * corr;
-#pragma unroll
-                for (int u = 0; u < KPS; ++u) a += wu[u] * vv[u][e];
-                acc[g][e] = a;
-            }
-            m[g] = mNew;
+            for (int e = 0; e < EPL; ++e) acc[g][e] = 0.0f;
         }
-    }
-    // Merge the warps of the block.
-    __shared__ float sm[kAttnWarps][G], sl[kAttnWarps][G];
-    __shared__ float so[kAttnWarps][G][EPL * 32];
+        const int64_t headOff = static_cast<int64_t>(kvh) * d;
+        const int32_t* table = kvTableOf(kv, t);
+        for (int64_t j = start + warp; j < end; j += KPS * kAttnWarps) {
+            float kk[KPS][EPL], vv[KPS][EPL];
+            bool has[KPS];
 #pragma unroll
-    for (int g = 0; g < G; ++g) {
-        if (lane == 0) {
-            sm[warp][g] = m[g];
-            sl[warp][g] = l[g];
+            for (int u = 0; u < KPS; ++u) {
+                const int64_t ju = j + u * kAttnWarps;
+                has[u] = ju < end;
+                const int64_t jj = has[u] ? ju : j;
+                const int64_t row = kvRowOffset(kv, table, jj);
+                loadRow<EPL>(kv, kv.k, row + headOff, c0, d, kk[u]);
+                loadRow<EPL>(kv, kv.v, row + headOff, c0, d, vv[u]);
+            }
+#pragma unroll
+            for (int g = 0; g < G; ++g) {
+                if (g >= ng) break;
+                float sc[KPS];
+#pragma unroll
+                for (int u = 0; u < KPS; ++u) {
+                    float sum = 0.0f;
+#pragma unroll
+                    for (int e = 0; e < EPL; ++e) sum += qr[g][e] * kk[u][e];
+                    sc[u] = sum;
+                }
+#pragma unroll
+                for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+                    for (int u = 0; u < KPS; ++u) sc[u] += __shfl_xor_sync(0xffffffffu, sc[u], o);
+                float mNew = m[g];
+#pragma unroll
+                for (int u = 0; u < KPS; ++u) {
+                    if (p.softcap > 0.0f) sc[u] = p.softcap * tanhf(sc[u] / p.softcap);
+                    if (!has[u]) sc[u] = -INFINITY;
+                    mNew = fmaxf(mNew, sc[u]);
+                }
+                const float corr = __expf(m[g] - mNew);
+                float wsum = 0.0f;
+                float wu[KPS];
+#pragma unroll
+                for (int u = 0; u < KPS; ++u) {
+                    wu[u] = has[u] ? __expf(sc[u] - mNew) : 0.0f;
+                    wsum += wu[u];
+                }
+                l[g] = l[g] * corr + wsum;
+#pragma unroll
+                for (int e = 0; e < EPL; ++e) {
+                    float a = acc[g][e] * corr;
+#pragma unroll
+                    for (int u = 0; u < KPS; ++u) a += wu[u] * vv[u][e];
+                    acc[g][e] = a;
+                }
+                m[g] = mNew;
+            }
         }
+        // Merge the warps of the block.
+        __shared__ float sm[kAttnWarps][G], sl[kAttnWarps][G];
+        __shared__ float so[kAttnWarps][G][EPL * 32];
 #pragma unroll
-        for (int e = 0; e < EPL; ++e) so[warp][g][c0 + e] = acc[g][e];
+        for (int g = 0; g < G; ++g) {
+            if (lane == 0) {
+                sm[warp][g] = m[g];
+                sl[warp][g] = l[g];
+            }
+#pragma unroll
+            for (int e = 0; e < EPL; ++e) so[warp][g][c0 + e] = acc[g][e];
+        }
+        __syncthreads();
+        writeSplitPartial(sm, sl, so, ng, d, (static_cast<int64_t>(t) * p.heads + h0) * p.maxSplits, p.maxSplits, split,
+                          scratchO, scratchML);
+        __syncthreads();  // the next range reuses sm, sl, so
     }
-    __syncthreads();
-    writeSplitPartial(sm, sl, so, ng, d, (static_cast<int64_t>(t) * p.heads + h0) * p.maxSplits, p.maxSplits, split,
-                      scratchO, scratchML);
 }
 
 // Pass 1 for an F16 cache with headDim = 8 * LPK (64, 128, 256): LPK lanes
@@ -225,7 +214,7 @@ __global__ void __launch_bounds__(kAttnWarps * 32, G == 8 ? 2 : 3)
     constexpr int SUB = 32 / LPK;            // key streams per warp
     constexpr int STREAMS = kAttnWarps * SUB;
     constexpr int D = LPK * 8;
-    const int t = blockIdx.z, split = blockIdx.y;
+    const int t = blockIdx.z;
     const int group = p.heads / p.kvHeads;
     const int chunks = (group + G - 1) / G;
     const int kvh = blockIdx.x / chunks;
@@ -233,9 +222,6 @@ __global__ void __launch_bounds__(kAttnWarps * 32, G == 8 ? 2 : 3)
     const int ng = min(G, kvh * group + group - h0);
     const int pos = positions[t];
     const Range r = visibleRange(pos, p);
-    if (split >= r.active) return;  // split 0 is always active: every launch has blocks that wait
-    const int64_t start = r.first + split * r.splitLen;
-    const int64_t end = (start + r.splitLen < static_cast<int64_t>(pos) + 1) ? start + r.splitLen : static_cast<int64_t>(pos) + 1;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int stream = warp * SUB + lane / LPK;
     const int c0 = (lane % LPK) * 8;
@@ -243,129 +229,138 @@ __global__ void __launch_bounds__(kAttnWarps * 32, G == 8 ? 2 : 3)
     const int32_t* table = kvTableOf(kv, t);
     const __half* kBase = static_cast<const __half*>(kv.k);
     const __half* vBase = static_cast<const __half*>(kv.v);
-    const bool early = gridDim.z == 1;
+    // Ranges blockIdx.y, + gridDim.y, ... (see attnSplitKernel). Split 0 is always
+    // active: every launch has blocks that wait.
+    for (int split = blockIdx.y, pass = 0; split < r.active; split += gridDim.y, ++pass) {
+        const int64_t start = r.first + split * r.splitLen;
+        const int64_t end = min(start + r.splitLen, static_cast<int64_t>(pos) + 1);
+        const bool early = gridDim.z == 1 && pass == 0;
 
-    uint4 kr[KPS], vr[KPS];
-    bool has[KPS];
-#pragma unroll
-    for (int u = 0; u < KPS; ++u) {
-        const int64_t j = start + u * STREAMS + stream;
-        has[u] = j < end;
-        kr[u] = vr[u] = make_uint4(0, 0, 0, 0);
-        if (has[u] && early && j < pos) {
-            const int64_t off = kvRowOffset(kv, table, j) + headOff;
-            kr[u] = *reinterpret_cast<const uint4*>(kBase + off);
-            vr[u] = *reinterpret_cast<const uint4*>(vBase + off);
-        }
-    }
-    pdlWait();
-    pdlTrigger();
-#pragma unroll
-    for (int u = 0; u < KPS; ++u) {
-        const int64_t j = start + u * STREAMS + stream;
-        if (has[u] && !(early && j < pos)) {
-            const int64_t off = kvRowOffset(kv, table, j) + headOff;
-            kr[u] = *reinterpret_cast<const uint4*>(kBase + off);
-            vr[u] = *reinterpret_cast<const uint4*>(vBase + off);
-        }
-    }
-    float qr[G][8];
-#pragma unroll
-    for (int g = 0; g < G; ++g) {
-        const float4* qp = reinterpret_cast<const float4*>(q + (static_cast<int64_t>(t) * p.heads + h0 + (g < ng ? g : 0)) * D + c0);
-        const float4 a = qp[0], b = qp[1];
-        const float f = g < ng ? p.scale : 0.0f;
-        qr[g][0] = a.x * f; qr[g][1] = a.y * f; qr[g][2] = a.z * f; qr[g][3] = a.w * f;
-        qr[g][4] = b.x * f; qr[g][5] = b.y * f; qr[g][6] = b.z * f; qr[g][7] = b.w * f;
-    }
-    float m[G], l[G], acc[G][8];
-#pragma unroll
-    for (int g = 0; g < G; ++g) {
-        m[g] = -INFINITY;
-        l[g] = 0.0f;
-#pragma unroll
-        for (int e = 0; e < 8; ++e) acc[g][e] = 0.0f;
-    }
-    for (int64_t jb = start;;) {
-        // K and V stay as halves in registers and are widened where used.
-#pragma unroll
-        for (int g = 0; g < G; ++g) {
-            if (g >= ng) break;
-            float sc[KPS];
-#pragma unroll
-            for (int u = 0; u < KPS; ++u) {
-                const __half2* kh = reinterpret_cast<const __half2*>(&kr[u]);
-                float sum = 0.0f;
-#pragma unroll
-                for (int i = 0; i < 4; ++i) {
-                    const float2 k2 = __half22float2(kh[i]);
-                    sum += qr[g][2 * i] * k2.x + qr[g][2 * i + 1] * k2.y;
-                }
-                sc[u] = sum;
-            }
-#pragma unroll
-            for (int o = LPK / 2; o > 0; o >>= 1)
-#pragma unroll
-                for (int u = 0; u < KPS; ++u) sc[u] += __shfl_xor_sync(0xffffffffu, sc[u], o);
-            float mNew = m[g];
-#pragma unroll
-            for (int u = 0; u < KPS; ++u) {
-                if (p.softcap > 0.0f) sc[u] = p.softcap * tanhf(sc[u] / p.softcap);
-                if (!has[u]) sc[u] = -INFINITY;
-                mNew = fmaxf(mNew, sc[u]);
-            }
-            // mNew is -inf only while this stream has seen no key: nothing to rescale yet.
-            const float corr = mNew == -INFINITY ? 1.0f : __expf(m[g] - mNew);
-            float wsum = 0.0f;
-            float wu[KPS];
-#pragma unroll
-            for (int u = 0; u < KPS; ++u) {
-                wu[u] = has[u] ? __expf(sc[u] - mNew) : 0.0f;
-                wsum += wu[u];
-            }
-            l[g] = l[g] * corr + wsum;
-#pragma unroll
-            for (int e = 0; e < 8; ++e) acc[g][e] *= corr;
-#pragma unroll
-            for (int u = 0; u < KPS; ++u) {
-                const __half2* vh = reinterpret_cast<const __half2*>(&vr[u]);
-#pragma unroll
-                for (int i = 0; i < 4; ++i) {
-                    const float2 v2 = __half22float2(vh[i]);
-                    acc[g][2 * i] += wu[u] * v2.x;
-                    acc[g][2 * i + 1] += wu[u] * v2.y;
-                }
-            }
-            m[g] = mNew;
-        }
-        jb += STREAMS * KPS;
-        if (jb >= end) break;
+        uint4 kr[KPS], vr[KPS];
+        bool has[KPS];
 #pragma unroll
         for (int u = 0; u < KPS; ++u) {
-            const int64_t j = jb + u * STREAMS + stream;
+            const int64_t j = start + u * STREAMS + stream;
             has[u] = j < end;
-            if (has[u]) {
+            kr[u] = vr[u] = make_uint4(0, 0, 0, 0);
+            if (has[u] && early && j < pos) {
                 const int64_t off = kvRowOffset(kv, table, j) + headOff;
                 kr[u] = *reinterpret_cast<const uint4*>(kBase + off);
                 vr[u] = *reinterpret_cast<const uint4*>(vBase + off);
             }
         }
-    }
-    // Merge the block's key streams.
-    __shared__ float sm[STREAMS][G], sl[STREAMS][G];
-    __shared__ float so[STREAMS][G][D];
-#pragma unroll
-    for (int g = 0; g < G; ++g) {
-        if (lane % LPK == 0) {
-            sm[stream][g] = m[g];
-            sl[stream][g] = l[g];
+        if (pass == 0) {
+            pdlWait();
+            pdlTrigger();
         }
 #pragma unroll
-        for (int e = 0; e < 8; ++e) so[stream][g][c0 + e] = acc[g][e];
+        for (int u = 0; u < KPS; ++u) {
+            const int64_t j = start + u * STREAMS + stream;
+            if (has[u] && !(early && j < pos)) {
+                const int64_t off = kvRowOffset(kv, table, j) + headOff;
+                kr[u] = *reinterpret_cast<const uint4*>(kBase + off);
+                vr[u] = *reinterpret_cast<const uint4*>(vBase + off);
+            }
+        }
+        float qr[G][8];
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+            const float4* qp = reinterpret_cast<const float4*>(q + (static_cast<int64_t>(t) * p.heads + h0 + (g < ng ? g : 0)) * D + c0);
+            const float4 a = qp[0], b = qp[1];
+            const float f = g < ng ? p.scale : 0.0f;
+            qr[g][0] = a.x * f; qr[g][1] = a.y * f; qr[g][2] = a.z * f; qr[g][3] = a.w * f;
+            qr[g][4] = b.x * f; qr[g][5] = b.y * f; qr[g][6] = b.z * f; qr[g][7] = b.w * f;
+        }
+        float m[G], l[G], acc[G][8];
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+            m[g] = -INFINITY;
+            l[g] = 0.0f;
+#pragma unroll
+            for (int e = 0; e < 8; ++e) acc[g][e] = 0.0f;
+        }
+        for (int64_t jb = start;;) {
+            // K and V stay as halves in registers and are widened where used.
+#pragma unroll
+            for (int g = 0; g < G; ++g) {
+                if (g >= ng) break;
+                float sc[KPS];
+#pragma unroll
+                for (int u = 0; u < KPS; ++u) {
+                    const __half2* kh = reinterpret_cast<const __half2*>(&kr[u]);
+                    float sum = 0.0f;
+#pragma unroll
+                    for (int i = 0; i < 4; ++i) {
+                        const float2 k2 = __half22float2(kh[i]);
+                        sum += qr[g][2 * i] * k2.x + qr[g][2 * i + 1] * k2.y;
+                    }
+                    sc[u] = sum;
+                }
+#pragma unroll
+                for (int o = LPK / 2; o > 0; o >>= 1)
+#pragma unroll
+                    for (int u = 0; u < KPS; ++u) sc[u] += __shfl_xor_sync(0xffffffffu, sc[u], o);
+                float mNew = m[g];
+#pragma unroll
+                for (int u = 0; u < KPS; ++u) {
+                    if (p.softcap > 0.0f) sc[u] = p.softcap * tanhf(sc[u] / p.softcap);
+                    if (!has[u]) sc[u] = -INFINITY;
+                    mNew = fmaxf(mNew, sc[u]);
+                }
+                // mNew is -inf only while this stream has seen no key: nothing to rescale yet.
+                const float corr = mNew == -INFINITY ? 1.0f : __expf(m[g] - mNew);
+                float wsum = 0.0f;
+                float wu[KPS];
+#pragma unroll
+                for (int u = 0; u < KPS; ++u) {
+                    wu[u] = has[u] ? __expf(sc[u] - mNew) : 0.0f;
+                    wsum += wu[u];
+                }
+                l[g] = l[g] * corr + wsum;
+#pragma unroll
+                for (int e = 0; e < 8; ++e) acc[g][e] *= corr;
+#pragma unroll
+                for (int u = 0; u < KPS; ++u) {
+                    const __half2* vh = reinterpret_cast<const __half2*>(&vr[u]);
+#pragma unroll
+                    for (int i = 0; i < 4; ++i) {
+                        const float2 v2 = __half22float2(vh[i]);
+                        acc[g][2 * i] += wu[u] * v2.x;
+                        acc[g][2 * i + 1] += wu[u] * v2.y;
+                    }
+                }
+                m[g] = mNew;
+            }
+            jb += STREAMS * KPS;
+            if (jb >= end) break;
+#pragma unroll
+            for (int u = 0; u < KPS; ++u) {
+                const int64_t j = jb + u * STREAMS + stream;
+                has[u] = j < end;
+                if (has[u]) {
+                    const int64_t off = kvRowOffset(kv, table, j) + headOff;
+                    kr[u] = *reinterpret_cast<const uint4*>(kBase + off);
+                    vr[u] = *reinterpret_cast<const uint4*>(vBase + off);
+                }
+            }
+        }
+        // Merge the block's key streams.
+        __shared__ float sm[STREAMS][G], sl[STREAMS][G];
+        __shared__ float so[STREAMS][G][D];
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+            if (lane % LPK == 0) {
+                sm[stream][g] = m[g];
+                sl[stream][g] = l[g];
+            }
+#pragma unroll
+            for (int e = 0; e < 8; ++e) so[stream][g][c0 + e] = acc[g][e];
+        }
+        __syncthreads();
+        writeSplitPartial(sm, sl, so, ng, D, (static_cast<int64_t>(t) * p.heads + h0) * p.maxSplits, p.maxSplits, split,
+                          scratchO, scratchML);
+        __syncthreads();  // the next range reuses sm, sl, so
     }
-    __syncthreads();
-    writeSplitPartial(sm, sl, so, ng, D, (static_cast<int64_t>(t) * p.heads + h0) * p.maxSplits, p.maxSplits, split,
-                      scratchO, scratchML);
 }
 
 // Pass 2, one block per (head, token): warp w merges splits w, w + 8, ...
@@ -380,17 +375,17 @@ __global__ void __launch_bounds__(kCombineWarps * 32)
     pdlWait();
     pdlTrigger();
     const int h = blockIdx.x, t = blockIdx.y;
-    const Range r = visibleRange(positions[t], p);
+    const int64_t active = activeSplits(t, positions[t], p);
     const int d = p.headDim;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int64_t slot0 = (static_cast<int64_t>(t) * p.heads + h) * p.maxSplits;
     float mw = -INFINITY;
-    for (int s = warp; s < r.active; s += kCombineWarps) mw = fmaxf(mw, scratchML[slot0 + s].x);
+    for (int s = warp; s < active; s += kCombineWarps) mw = fmaxf(mw, scratchML[slot0 + s].x);
     float lw = 0.0f, ow[NC];
 #pragma unroll
     for (int i = 0; i < NC; ++i) ow[i] = 0.0f;
 #pragma unroll 4
-    for (int s = warp; s < r.active; s += kCombineWarps) {
+    for (int s = warp; s < active; s += kCombineWarps) {
         const float2 ml = scratchML[slot0 + s];
         const float f = __expf(ml.x - mw);
         lw += ml.y * f;
@@ -441,28 +436,17 @@ __global__ void __launch_bounds__(kCombineWarps * 32)
     }
 }
 
-}  // namespace
-
-int64_t attentionScratchFloats(const AttentionDev& p, int64_t tokens) {
-    return tokens * p.heads * p.maxSplits * (static_cast<int64_t>(p.headDim) + 2);
-}
-
-void launchAttention(const float* q, int64_t tokens, const int32_t* positions, KvDev kv, const AttentionDev& params,
-                     float* scratch, float* out, int8_t* q8, float2* q8meta, cudaStream_t stream) {
-    if (tokens == 0) return;
-    static const int deepKeys = [] {
-        const char* v = std::getenv("KESTREL_CUDA_ATTN_DEEP");
-        return v && *v ? std::atoi(v) : kDeepSplitKeys;
-    }();
-    AttentionDev p = params;
-    p.deepSplitKeys = deepKeys;
+// Pass 1 of the one-token kernels for tokens [0, tokens).
+void launchOneTokenPass(const float* q, int64_t tokens, const int32_t* positions, const KvDev& kv,
+                        const AttentionDev& p, float* scratchO, float2* scratchML, cudaStream_t stream) {
     const int group = p.heads / p.kvHeads;
     const int gpb = group <= 4 ? 4 : kMaxGroup;  // query heads per block
     const int chunks = (group + gpb - 1) / gpb;
-    const dim3 grid(static_cast<unsigned>(p.kvHeads * chunks), static_cast<unsigned>(p.maxSplits),
-                    static_cast<unsigned>(tokens));
-    float* scratchO = scratch;
-    auto* scratchML = reinterpret_cast<float2*>(scratch + tokens * p.heads * p.maxSplits * p.headDim);
+    // About two blocks per SM: enough for one token's deep context, and 16
+    // tokens at a shallow depth no longer launch 64 mostly idle ranges each.
+    const int64_t pairs = static_cast<int64_t>(p.kvHeads) * chunks * tokens;
+    const auto blocksY = static_cast<unsigned>(std::clamp<int64_t>((2 * smCount() + pairs - 1) / pairs, 1, p.maxSplits));
+    const dim3 grid(static_cast<unsigned>(p.kvHeads * chunks), blocksY, static_cast<unsigned>(tokens));
     const dim3 block(kAttnWarps * 32);
     const auto aligned = [](const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15) == 0; };
     if (wideAttentionEnabled() && kv.f16 && (p.headDim == 64 || p.headDim == 128 || p.headDim == 256) &&
@@ -484,6 +468,30 @@ void launchAttention(const float* q, int64_t tokens, const int32_t* positions, K
     else KESTREL_ATTN(8);
 #undef KESTREL_ATTN
     }
+}
+
+}  // namespace
+
+int64_t attentionScratchFloats(const AttentionDev& p, int64_t tokens) {
+    return tokens * p.heads * p.maxSplits * (static_cast<int64_t>(p.headDim) + 2);
+}
+
+void launchAttention(const float* q, int64_t tokens, const int32_t* positions, KvDev kv, const AttentionDev& params,
+                     float* scratch, float* out, int8_t* q8, float2* q8meta, cudaStream_t stream) {
+    if (tokens == 0) return;
+    static const int deepKeys = [] {
+        const char* v = std::getenv("KESTREL_CUDA_ATTN_DEEP");
+        return v && *v ? std::atoi(v) : kDeepSplitKeys;
+    }();
+    AttentionDev p = params;
+    p.deepSplitKeys = deepKeys;
+    if (p.tileKeys > 0 && (p.tileFrom >= tokens || !attentionTileFits(kv, p, q))) p.tileKeys = 0;
+    float* scratchO = scratch;
+    auto* scratchML = reinterpret_cast<float2*>(scratch + tokens * p.heads * p.maxSplits * p.headDim);
+    // Tokens before tileFrom (the step's decode rows) take the one-token kernels, the rest the tile kernel.
+    const int64_t oneTokenRows = p.tileKeys > 0 ? p.tileFrom : tokens;
+    if (oneTokenRows > 0) launchOneTokenPass(q, oneTokenRows, positions, kv, p, scratchO, scratchML, stream);
+    if (p.tileKeys > 0) launchAttentionTile(q, tokens, positions, kv, p, scratchO, scratchML, stream);
     if (p.headDim % 32 != 0) q8 = nullptr;
     const dim3 cgrid(static_cast<unsigned>(p.heads), static_cast<unsigned>(tokens)), cblock(kCombineWarps * 32);
     if (p.headDim <= 32) launchK(attnCombineKernel<1>, cgrid, cblock, stream, positions, p, scratchO, scratchML, out, q8, q8meta);

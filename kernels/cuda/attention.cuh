@@ -29,6 +29,13 @@ struct AttentionDev {
     // least this many keys (0: only maxSplits decides), so a deep context
     // runs fewer, longer blocks.
     int deepSplitKeys = 0;
+    // Tokens from tileFrom on (the rows of prefill chunks) run the tensor-core
+    // tile kernel (attention_tile.cu), which splits keys at absolute multiples
+    // of tileKeys; 0: every token runs the one-token kernels. Set by the backend
+    // (tileKeys * maxSplits >= the cache's capacity); launchAttention clears
+    // tileKeys where the tile kernel does not apply.
+    int tileFrom = 0;
+    int tileKeys = 0;
 };
 
 // Scratch floats pass 1 needs for `tokens` tokens.

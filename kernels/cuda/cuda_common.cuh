@@ -50,12 +50,14 @@ inline bool pdlEnabled() {
 }
 
 // Every kernel of this library launches through here so that PDL is one switch.
+// smemBytes: dynamic shared memory (above 48 KB the kernel must have opted in).
 template <typename... KArgs, typename... Args>
-inline void launchK(void (*kernel)(KArgs...), dim3 grid, dim3 block, cudaStream_t s, Args&&... args) {
+inline void launchKSmem(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smemBytes, cudaStream_t s,
+                        Args&&... args) {
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = grid;
     cfg.blockDim = block;
-    cfg.dynamicSmemBytes = 0;
+    cfg.dynamicSmemBytes = smemBytes;
     cfg.stream = s;
     cudaLaunchAttribute attr[1];
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -64,6 +66,25 @@ inline void launchK(void (*kernel)(KArgs...), dim3 grid, dim3 block, cudaStream_
     cfg.numAttrs = pdlEnabled() ? 1 : 0;
     cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
 }
+
+template <typename... KArgs, typename... Args>
+inline void launchK(void (*kernel)(KArgs...), dim3 grid, dim3 block, cudaStream_t s, Args&&... args) {
+    launchKSmem(kernel, grid, block, 0, s, std::forward<Args>(args)...);
+}
+
+// A current-device attribute, read once per device.
+template <cudaDeviceAttr A>
+inline int deviceAttribute() {
+    static int values[16] = {};
+    int dev = 0;
+    cudaGetDevice(&dev);
+    int& v = values[dev & 15];
+    if (v == 0) cudaDeviceGetAttribute(&v, A, dev);
+    return v;
+}
+// Compute capability major (tensor-core paths need 8+) and SM count (grid sizing).
+inline int deviceMajor() { return deviceAttribute<cudaDevAttrComputeCapabilityMajor>(); }
+inline int smCount() { return deviceAttribute<cudaDevAttrMultiProcessorCount>(); }
 
 inline unsigned ceilDiv(int64_t a, int64_t b) { return static_cast<unsigned>((a + b - 1) / b); }
 

@@ -12,7 +12,10 @@
 // k = 4t..4t+3 and 16+4t..16+4t+3; B holds token g, the same k; C holds rows g,
 // g + 8 and tokens 2t, 2t + 1 of the 8-token tile.
 #include "cuda_common.cuh"
+#include "gemm_jobs.cuh"
 #include "gemm_mma.cuh"
+#include "gemm_tiled.cuh"
+#include "mma_ptx.cuh"
 
 #include <cstdlib>
 
@@ -22,20 +25,6 @@ namespace {
 constexpr int kRowsPerTile = 16;
 constexpr int kSplitWarps = 8;
 
-struct MmaJobs {
-    GemvJob j[3];
-    unsigned tiles[3];  // row tiles per job
-    int count;
-};
-
-__device__ __forceinline__ void mma16832(const uint32_t (&a)[4], uint32_t b0, uint32_t b1, int (&c)[4]) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile(
-        "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-        : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#endif
-}
 
 __device__ __forceinline__ uint32_t ldg32(const void* p) { return __ldg(static_cast<const unsigned int*>(p)); }
 
@@ -89,12 +78,10 @@ __device__ __forceinline__ float minOf(const DevMatrix& w, int64_t r, int64_t nb
 }
 
 template <DevFormat F, int NT8>
-__global__ void __launch_bounds__(kSplitWarps * 32) gemmMmaKernel(MmaJobs jobs, Q8Act xq, int64_t tokens) {
+__global__ void __launch_bounds__(kSplitWarps * 32) gemmMmaKernel(TiledJobs jobs, Q8Act xq, int64_t tokens) {
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     unsigned tile = blockIdx.x;
-    int j = 0;
-    while (j < jobs.count - 1 && tile >= jobs.tiles[j]) tile -= jobs.tiles[j++];
-    const GemvJob& job = j == 0 ? jobs.j[0] : j == 1 ? jobs.j[1] : jobs.j[2];
+    const GemvJob& job = jobOfTile(jobs, tile);
     const DevMatrix& w = job.w;
     const int64_t rows = w.rows, cols = w.cols, nb = cols / 32;
     const int64_t r0 = static_cast<int64_t>(tile) * kRowsPerTile;
@@ -132,15 +119,15 @@ __global__ void __launch_bounds__(kSplitWarps * 32) gemmMmaKernel(MmaJobs jobs, 
             if constexpr (F == DevFormat::Q8_16) {
                 const uint32_t lo[4] = {a[0], a[1], 0u, 0u}, hi[4] = {0u, 0u, a[2], a[3]};
                 int cl[4] = {0, 0, 0, 0}, ch[4] = {0, 0, 0, 0};
-                mma16832(lo, b0, b1, cl);
-                mma16832(hi, b0, b1, ch);
+                mma16832(cl, lo, b0, b1);
+                mma16832(ch, hi, b0, b1);
                 acc[n][0] += m0.x * (sa.x * static_cast<float>(cl[0]) + sa.y * static_cast<float>(ch[0])) + minA * m0.y;
                 acc[n][1] += m1.x * (sa.x * static_cast<float>(cl[1]) + sa.y * static_cast<float>(ch[1])) + minA * m1.y;
                 acc[n][2] += m0.x * (sb.x * static_cast<float>(cl[2]) + sb.y * static_cast<float>(ch[2])) + minB * m0.y;
                 acc[n][3] += m1.x * (sb.x * static_cast<float>(cl[3]) + sb.y * static_cast<float>(ch[3])) + minB * m1.y;
             } else {
                 int c[4] = {0, 0, 0, 0};
-                mma16832(a, b0, b1, c);
+                mma16832(c, a, b0, b1);
                 acc[n][0] += scaled<F>(c[0], sa, m0);
                 acc[n][1] += scaled<F>(c[1], sa, m1);
                 acc[n][2] += scaled<F>(c[2], sb, m0);
@@ -180,23 +167,14 @@ int mmaMinTokens() {
     return v;
 }
 
-int deviceMajor() {
-    static int majors[16] = {};
-    int dev = 0;
-    cudaGetDevice(&dev);
-    int& m = majors[dev & 15];
-    if (m == 0) cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, dev);
-    return m;
-}
-
 template <DevFormat F, int NT8>
-void launchTiles(const MmaJobs& jobs, unsigned tiles, Q8Act xq, int64_t tokens, cudaStream_t s) {
+void launchTiles(const TiledJobs& jobs, unsigned tiles, Q8Act xq, int64_t tokens, cudaStream_t s) {
     const dim3 grid(tiles, ceilDiv(tokens, 8 * NT8));
     launchK(gemmMmaKernel<F, NT8>, grid, dim3(kSplitWarps * 32), s, jobs, xq, tokens);
 }
 
 template <DevFormat F>
-void launchFormat(const MmaJobs& jobs, unsigned tiles, Q8Act xq, int64_t tokens, cudaStream_t s) {
+void launchFormat(const TiledJobs& jobs, unsigned tiles, Q8Act xq, int64_t tokens, cudaStream_t s) {
     // The smallest tile that covers the tokens, up to 64 per tile (more tokens: more tiles in y).
     if (tokens <= 8) launchTiles<F, 1>(jobs, tiles, xq, tokens, s);
     else if (tokens <= 16) launchTiles<F, 2>(jobs, tiles, xq, tokens, s);
@@ -214,22 +192,17 @@ bool gemmMmaFits(const DevMatrix& w, int64_t tokens) {
 
 void launchGemmMma(const GemvJob* list, int count, Q8Act xq, int64_t tokens, cudaStream_t stream) {
     if (tokens <= 0 || count <= 0) return;
-    MmaJobs jobs{};
-    jobs.count = count < 3 ? count : 3;
-    unsigned tiles = 0;
-    for (int i = 0; i < jobs.count; ++i) {
-        jobs.j[i] = list[i];
-        jobs.tiles[i] = ceilDiv(list[i].w.rows, kRowsPerTile);
-        tiles += jobs.tiles[i];
+    bool tiled = true;
+    for (int i = 0; i < count; ++i) tiled = tiled && gemmTiledFits(list[i].w);
+    if (tiled) {
+        launchGemmTiled(list, count, xq, tokens, stream);
+        return;
     }
-    if (tiles == 0) return;
-    switch (jobs.j[0].w.format) {
-    case DevFormat::Q4_0: launchFormat<DevFormat::Q4_0>(jobs, tiles, xq, tokens, stream); break;
-    case DevFormat::Q4_1: launchFormat<DevFormat::Q4_1>(jobs, tiles, xq, tokens, stream); break;
-    case DevFormat::Q8_0: launchFormat<DevFormat::Q8_0>(jobs, tiles, xq, tokens, stream); break;
-    case DevFormat::Q8_16: launchFormat<DevFormat::Q8_16>(jobs, tiles, xq, tokens, stream); break;
-    case DevFormat::F16: break;  // excluded by gemmMmaFits
-    }
+    const TiledJobs jobs = tileJobs(list, count, kRowsPerTile);
+    if (jobs.total == 0) return;
+    forIntegerFormat(jobs.j[0].w.format, [&](auto format) {
+        launchFormat<decltype(format)::value>(jobs, jobs.total, xq, tokens, stream);
+    });
 }
 
 }  // namespace kestrel::cuda

@@ -284,35 +284,6 @@ __global__ void addBiasKernel(float* x, const float* __restrict__ bias, int64_t 
     if (i < n) x[i] += bias[i % cols];
 }
 
-__global__ void argmaxKernel(const float* __restrict__ x, int64_t n, int32_t* out) {
-    pdlWait();
-    pdlTrigger();
-    float best = -INFINITY;
-    int64_t bestI = n;
-    for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
-        if (x[i] > best) {  // strictly greater: keeps the first of equal values per thread
-            best = x[i];
-            bestI = i;
-        }
-    __shared__ float sv[1024];
-    __shared__ int64_t si[1024];
-    sv[threadIdx.x] = best;
-    si[threadIdx.x] = bestI;
-    __syncthreads();
-    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s) {
-            const float o = sv[threadIdx.x + s];
-            const int64_t oi = si[threadIdx.x + s];
-            if (o > sv[threadIdx.x] || (o == sv[threadIdx.x] && oi < si[threadIdx.x])) {
-                sv[threadIdx.x] = o;
-                si[threadIdx.x] = oi;
-            }
-        }
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) *out = static_cast<int32_t>(si[0] < n ? si[0] : 0);
-}
-
 unsigned blocksFor(int64_t n, int threads = 256) { return ceilDiv(n, threads); }
 
 }  // namespace
@@ -380,10 +351,6 @@ void launchAddBias(float* x, const float* bias, int64_t rows, int64_t cols, cuda
     const int64_t n = rows * cols;
     if (n > 0) launchK(addBiasKernel, dim3(blocksFor(n)), dim3(256), stream, x, bias, cols, n);
 }
-void launchArgmax(const float* x, int64_t n, int32_t* out, cudaStream_t stream) {
-    launchK(argmaxKernel, dim3(1), dim3(1024), stream, x, n, out);
-}
-
 }  // namespace kestrel::cuda
 
 namespace kestrel::cuda {

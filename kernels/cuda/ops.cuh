@@ -76,8 +76,6 @@ void launchScale(float* x, float s, int64_t n, cudaStream_t stream);
 void launchSoftcap(float* x, float cap, int64_t n, cudaStream_t stream);
 void launchAddBias(float* x, const float* bias, int64_t rows, int64_t cols, cudaStream_t stream);
 
-// Greedy sampling helper: index of the largest of n values (first on ties).
-void launchArgmax(const float* x, int64_t n, int32_t* out, cudaStream_t stream);
 
 }  // namespace kestrel::cuda
 

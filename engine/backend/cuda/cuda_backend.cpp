@@ -1,5 +1,6 @@
 // CudaBackend: recording ops and moving data across the host boundary.
 #include "cuda_backend_impl.h"
+#include "top_k.cuh"
 
 #include "ops.h"  // kernels/cpu: ropeFrequencies, the host reference of RoPE's scaling
 
@@ -61,7 +62,9 @@ CudaTensor::~CudaTensor() {
     cudaFree(q8);
     cudaFree(q8meta);
     cudaFree(attnScratch);
+    cudaFree(top);
     cudaFreeHost(pinned);
+    cudaFreeHost(topPinned);
 }
 CudaIndexTensor::~CudaIndexTensor() {
     cudaFree(data);
@@ -164,6 +167,27 @@ Status CudaBackend::download(const Tensor& src, std::span<float> out) {
     inFlight_ = false;
     if (!error_.isOk()) return error_;
     std::memcpy(out.data(), t.pinned, out.size_bytes());
+    return Status::ok();
+}
+
+Status CudaBackend::downloadTop(const Tensor& src, int32_t k, std::span<TopLogit> out) {
+    if (k > cuda::kTopKMax) return Backend::downloadTop(src, k, out);  // the host selects from whole rows
+    const int64_t rows = src.rows();
+    if (k <= 0 || k > src.cols() || static_cast<int64_t>(out.size()) != rows * k)
+        return Status(ErrorCode::InvalidArgument, "top-k download: k must be in [1, cols] and out rows * k long");
+    KESTREL_RETURN_IF_ERROR(flush());
+    auto& t = const_cast<CudaTensor&>(ct(src));
+    const size_t bytes = sizeof(float2) * static_cast<size_t>(t.capacityRows()) * cuda::kTopKMax;
+    if (!t.top) KESTREL_RETURN_IF_ERROR(check(cudaMalloc(&t.top, bytes), "allocating the top-k selection"));
+    if (!t.topPinned) KESTREL_RETURN_IF_ERROR(check(cudaMallocHost(&t.topPinned, bytes), "allocating pinned host memory"));
+    cuda::launchTopK(t.data, rows, src.cols(), k, t.top, stream_);
+    static_assert(sizeof(TopLogit) == sizeof(float2), "TopLogit is the kernel's (value, id bits) pair");
+    KESTREL_RETURN_IF_ERROR(check(cudaMemcpyAsync(t.topPinned, t.top, out.size_bytes(), cudaMemcpyDeviceToHost, stream_),
+                                  "downloading the top-k selection"));
+    KESTREL_RETURN_IF_ERROR(check(cudaStreamSynchronize(stream_), "running the step"));
+    inFlight_ = false;
+    if (!error_.isOk()) return error_;
+    std::memcpy(out.data(), t.topPinned, out.size_bytes());
     return Status::ok();
 }
 
@@ -333,13 +357,30 @@ void CudaBackend::attention(const Tensor& q, runtime::KvCache& kv, int layer, co
     auto splitsFor = [byContext](int64_t t) {
         return static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(byContext, 1024 / std::max<int64_t>(1, t)), 1, 128));
     };
-    a.maxSplits = splitsFor(tokens);
+    // Prefill rows (every row after the step's decode rows, when there are two or
+    // more) run the tile kernel over absolute key ranges of tileKeys: a multiple of
+    // 64, at least 256 keys per block, and ranges enough to cover the cache. Up to
+    // 4096 (token, range) pairs: a 64-token turn after 8k of history gets 32 ranges
+    // of 256 keys, i.e. 8 kv heads x 4 tiles x 32 = 1024 blocks.
+    constexpr int64_t kTilePairs = 4096, kTileMinKeys = 256;
+    auto tileSplitsFor = [&](int64_t t) {
+        const int64_t byKeys = (kv.capacity() + kTileMinKeys - 1) / kTileMinKeys;
+        return static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(byKeys, kTilePairs / std::max<int64_t>(1, t)), 1, 128));
+    };
+    const int64_t decodeRows = std::clamp<int64_t>(decodeRows_, 0, tokens);
+    if (tokens - decodeRows >= 2) {
+        a.maxSplits = tileSplitsFor(tokens);
+        a.tileFrom = static_cast<int>(decodeRows);
+        a.tileKeys = static_cast<int>(((kv.capacity() + a.maxSplits - 1) / a.maxSplits + 63) / 64 * 64);
+    } else {
+        a.maxSplits = splitsFor(tokens);
+    }
     // Scratch sized for every batch this output can hold (each token count: with a
     // short cache, tokens x splits is not monotonic), so its address stays put while
     // the same cache and shape are used; a larger need (another cache) reallocates.
     auto needFor = [&](int64_t t) {
         cuda::AttentionDev b = a;
-        b.maxSplits = splitsFor(t);
+        b.maxSplits = std::max(splitsFor(t), tileSplitsFor(t));
         return cuda::attentionScratchFloats(b, t);
     };
     if (!ot.attnScratch || ot.attnScratchFloats < needFor(tokens)) {

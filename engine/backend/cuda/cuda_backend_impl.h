@@ -23,9 +23,12 @@ public:
     Status upload(IndexTensor& dst, std::span<const int32_t> values) override;
     Status upload(Tensor& dst, std::span<const float> values) override;
     Status download(const Tensor& src, std::span<float> out) override;
+    Status downloadTop(const Tensor& src, int32_t k, std::span<TopLogit> out) override;
 
     void embed(const Weight& table, const IndexTensor& ids, Tensor& out) override;
     void matmul(const Weight& w, const Tensor& x, Tensor& y) override;
+    // Attention keeps the decode rows on the one-token kernels and runs the rest as tiles.
+    void setDecodeRows(int64_t rows) override { decodeRows_ = rows; }
     void addBias(Tensor& x, const Weight& bias) override;
     void rmsNorm(const Tensor& x, const Weight& gamma, float eps, Tensor& y, int groupSize) override;
     void rope(Tensor& x, int headDim, const IndexTensor& positions, const RopeParams& p) override;
@@ -97,7 +100,8 @@ private:
         double ms = 0;
     };
     bool profiling_ = false;
-    std::vector<std::pair<const char*, std::pair<cudaEvent_t, cudaEvent_t>>> pendingEvents_;
+    int64_t decodeRows_ = 0;
+    std::vector<std::pair<std::string, std::pair<cudaEvent_t, cudaEvent_t>>> pendingEvents_;
     std::vector<cudaEvent_t> eventPool_;
     std::vector<ProfileRow> profile_;
     int64_t profiledSteps_ = 0;

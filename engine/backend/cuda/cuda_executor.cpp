@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace kestrel::backend::cudaimpl {
 namespace {
@@ -95,6 +96,14 @@ size_t launchQkvRope(const std::vector<Op>& ops, size_t i, cudaStream_t s) {
         return 0;
     cuda::launchGemvQkvRope(jobs, q8Of(ops[i]), rk, s);
     return 6;
+}
+
+// Profile rows keep one-token, batched-decode and prefill launches of a kernel apart.
+std::string profileLabel(const char* label, const Op& op) {
+    std::string l = label;
+    if (op.kind == OpKind::Gemv || op.kind == OpKind::Attention)
+        l += op.n0 == 1 ? "" : op.n0 <= 16 ? " [2-16 tok]" : " [>16 tok]";
+    return l;
 }
 
 }  // namespace
@@ -199,7 +208,6 @@ void CudaBackend::printProfile() {
         std::fprintf(stderr, "  %-22s %10lld %12.1f %12.2f %6.1f%%\n", r.label.c_str(), static_cast<long long>(r.calls),
                      1000.0 * r.ms / std::max<int64_t>(1, profiledSteps_), 1000.0 * r.ms / std::max<int64_t>(1, r.calls),
                      100.0 * r.ms / total);
-    for (auto& [label, ev] : pendingEvents_) (void)label;
     for (cudaEvent_t e : eventPool_) cudaEventDestroy(e);
     eventPool_.clear();
 }
@@ -330,7 +338,7 @@ void CudaBackend::execute(const std::vector<Op>& ops) {
         if (profiling_) {
             cudaEvent_t evEnd = takeEvent();
             cudaEventRecord(evEnd, s);
-            pendingEvents_.push_back({label, {evStart, evEnd}});
+            pendingEvents_.push_back({profileLabel(label, op), {evStart, evEnd}});
         }
     }
 }

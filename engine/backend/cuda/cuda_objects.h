@@ -48,6 +48,8 @@ public:
     float* pinned = nullptr;       // host staging for upload/download, on first need
     float* attnScratch = nullptr;  // flash-decoding partials when this tensor is an attention output
     int64_t attnScratchFloats = 0;
+    float2* top = nullptr;         // downloadTop's selection (rows x kTopKMax), device, on first need
+    float2* topPinned = nullptr;   // and its host staging
 
 private:
     int device_;

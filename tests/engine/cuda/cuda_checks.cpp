@@ -180,6 +180,11 @@ void checkMatmuls(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
             for (int64_t tokens : {1, 16})
                 if (cols % 256 == 0 || (type != GgmlType::Q4_K && type != GgmlType::Q6_K))
                     check(type, rows, cols, tokens, " (long rows)");
+    // Rows of a multiple of 128 values take the shared-memory tiled kernel (gemm_tiled.cu):
+    // 1000 rows are 8 row tiles, too few for the GPU, so the columns are split over blocks
+    // whose partials the last one sums; 40 tokens fill 2 of a 32-token tile's 16-token fragments.
+    for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K})
+        for (int64_t tokens : {16, 40}) check(type, 1000, 4096, tokens, " (tiled, split columns)");
 }
 
 // tokens = 1 takes the decode kernels, more the tensor-core (or chunked GEMV) ones.
@@ -297,11 +302,15 @@ void checkAttention(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
                                 std::to_string(c.headDim) + (c.neox ? ", neox" : "") +
                                 (c.window ? ", window " + std::to_string(c.window) : "") + (c.softcap > 0 ? ", softcap" : "") +
                                 (c.storage == runtime::KvStorage::F32 ? ", f32 cache" : "");
-        // Two steps, each holding both sequences: a prefill (c.prefill tokens of
-        // sequence 0, half as many of sequence 1), then one decode token each.
+        // Three steps, each holding both sequences: a prefill (c.prefill tokens of
+        // sequence 0, half as many of sequence 1; the GPU's tile kernel, one tile
+        // holding rows of both), one decode token each, then a decode row of
+        // sequence 0 beside a 20-token chunk of sequence 1 (both GPU kernels in one step).
         int64_t pos[2] = {0, 0};
-        for (int step = 0; step < 2; ++step) {
-            const int64_t n[2] = {step == 0 ? int64_t(c.prefill) : 1, step == 0 ? int64_t(c.prefill / 2 + 1) : 1};
+        for (int step = 0; step < 3; ++step) {
+            const int64_t n[2] = {step == 0 ? int64_t(c.prefill) : 1,
+                                  step == 0 ? int64_t(c.prefill / 2 + 1) : step == 1 ? 1 : 20};
+            p.gpu->setDecodeRows(step == 2 ? 1 : 0);
             const int64_t tokens = n[0] + n[1];
             std::vector<int32_t> positions, rows;
             for (int sq = 0; sq < 2; ++sq)
@@ -328,8 +337,10 @@ void checkAttention(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
                 b->storeKv(K, gpu ? *v.g : *v.c, cache, 0, batch);
                 b->attention(Q, cache, 0, batch, ap, gpu ? *o.g : *o.c);
             }
-            const std::string when = step == 0 ? " prefill " + std::to_string(n[0]) + "+" + std::to_string(n[1])
-                                                : " decode at " + std::to_string(pos[0]) + "/" + std::to_string(pos[1]);
+            p.gpu->setDecodeRows(0);
+            const std::string when = step == 0   ? " prefill " + std::to_string(n[0]) + "+" + std::to_string(n[1])
+                                      : step == 1 ? " decode at " + std::to_string(pos[0]) + "/" + std::to_string(pos[1])
+                                                  : " decode beside a 20-token chunk";
             out.push_back(compare(p, q, "rope q (" + tag + ")" + when, 1e-5));
             // F16 cache on both sides; the softmax uses __expf on the GPU: 1e-3.
             out.push_back(compare(p, o, "attention, 2 paged sequences (" + tag + ")" + when, 1e-3));
@@ -337,6 +348,34 @@ void checkAttention(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
             pos[1] += n[1];
         }
     }
+}
+
+// The GPU's top-k selection (sampling from a batch's logits) against the host's:
+// the same ids in the same order, ties to the lower id. Values on a coarse grid
+// make ties common, also at the k-th place.
+void checkTopK(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
+    for (int64_t cols : {int64_t(49152), int64_t(128256), int64_t(300)})
+        for (int32_t k : {1, 7, 64, 256}) {
+            const int64_t rows = 5;
+            std::vector<float> v(static_cast<size_t>(rows * cols));
+            for (float& x : v) x = float(int(rng() % 2001) - 1000) * 0.01f;
+            v[3] = std::numeric_limits<float>::infinity();  // row 0's best
+            v[size_t(cols + 9)] = -std::numeric_limits<float>::infinity();
+            TPair t = makeT(p, rows, cols, &v);
+            std::vector<TopLogit> want(static_cast<size_t>(rows * k)), got(want.size(), TopLogit{0.0f, -1});
+            for (int64_t r = 0; r < rows; ++r)
+                selectTop(std::span<const float>(v).subspan(size_t(r * cols), size_t(cols)), k,
+                          std::span<TopLogit>(want).subspan(size_t(r * k), size_t(k)));
+            const Status s = p.gpu->downloadTop(*t.g, k, got);
+            int64_t wrong = 0;
+            for (size_t i = 0; i < want.size(); ++i) wrong += got[i].id != want[i].id || got[i].logit != want[i].logit;
+            CheckResult r;
+            r.name = "top-" + std::to_string(k) + " of " + std::to_string(rows) + " rows x " + std::to_string(cols);
+            r.error = double(wrong);
+            r.ok = s.isOk() && wrong == 0;
+            r.note = s.isOk() ? std::to_string(wrong) + " of " + std::to_string(want.size()) + " differ" : s.message();
+            out.push_back(r);
+        }
 }
 
 }  // namespace
@@ -363,6 +402,7 @@ std::vector<CheckResult> runOpChecks(unsigned seed) {
     checkFusedFfn(p, rng, out, 1);
     checkElementwise(p, rng, out);
     checkAttention(p, rng, out);
+    checkTopK(p, rng, out);
     return out;
 }
 

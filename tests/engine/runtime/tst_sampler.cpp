@@ -4,7 +4,9 @@
 
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <map>
 #include <set>
 
@@ -148,6 +150,65 @@ private slots:
         std::vector<float> logits = {1.0f, 2.0f};
         const std::vector<TokenId> history = {-5, 1000000, 1};
         QCOMPARE(s.sample(logits, history), 1);
+    }
+
+    // A backend may return only a row's best logits (the GPU's top selection):
+    // sampleTop on topNeeded of them draws exactly what sample() draws on the row.
+    void sampleTopOnTheBestLogitsEqualsSampleOnTheRow() {
+        std::mt19937 rng(7);
+        int checked = 0;
+        for (float temperature : {0.0f, 0.7f, 1.5f})
+            for (int32_t topK : {1, 5, 40})
+                for (float topP : {0.9f, 1.0f})
+                    for (float minP : {0.0f, 0.05f})
+                        for (float repeat : {1.0f, 1.3f})
+                            for (float frequency : {0.0f, 0.5f})
+                                for (int32_t lastN : {8, -1}) {
+                                    SamplingParams p;
+                                    p.temperature = temperature;
+                                    p.topK = topK;
+                                    p.topP = topP;
+                                    p.minP = minP;
+                                    p.repeatPenalty = repeat;
+                                    p.frequencyPenalty = frequency;
+                                    p.presencePenalty = frequency / 2;
+                                    p.repeatLastN = lastN;
+                                    p.seed = 99;
+                                    Sampler full(p), top(p);
+                                    std::vector<TokenId> history = {3, 3, 17, 250};
+                                    for (int step = 0; step < 12; ++step) {
+                                        // Values on a coarse grid: ties among the best are common.
+                                        std::vector<float> logits(300);
+                                        for (float& v : logits) v = float(int(rng() % 41) - 20) * 0.25f;
+                                        const int32_t n = top.topNeeded(history);
+                                        QVERIFY(n > 0);
+                                        std::vector<TopLogit> best(size_t(n), TopLogit{0, -1});
+                                        selectTop(logits, n, best);
+                                        std::shuffle(best.begin(), best.end(), rng);
+                                        const TokenId a = full.sample(logits, history);
+                                        const TokenId b = top.sampleTop(best, history);
+                                        QCOMPARE(b, a);
+                                        history.push_back(a);
+                                        ++checked;
+                                    }
+                                }
+        QVERIFY(checked > 1000);
+    }
+
+    void topNeededAsksForTheWholeRowWhenTheBestAreNotEnough() {
+        SamplingParams p;
+        p.temperature = 0.8f;
+        p.topK = 0;  // top-p over the whole vocabulary
+        QCOMPARE(Sampler(p).topNeeded({}), 0);
+        p.topK = 20;
+        QCOMPARE(Sampler(p).topNeeded({}), 20);
+        p.repeatPenalty = 0.9f;  // raises repeated tokens: any token could become the best
+        const std::vector<TokenId> history = {1, 2};
+        QCOMPARE(Sampler(p).topNeeded(history), 0);
+        p.repeatPenalty = 1.2f;
+        QCOMPARE(Sampler(p).topNeeded(history), 22);
+        p.temperature = 0.0f;
+        QCOMPARE(Sampler(p).topNeeded(history), 3);
     }
 };
 

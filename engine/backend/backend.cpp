@@ -1,0 +1,20 @@
+#include "backend.h"
+
+#include <vector>
+
+namespace kestrel::backend {
+
+Status Backend::downloadTop(const Tensor& src, int32_t k, std::span<TopLogit> out) {
+    const int64_t rows = src.rows(), cols = src.cols();
+    if (k <= 0 || k > cols || static_cast<int64_t>(out.size()) != rows * k)
+        return Status(ErrorCode::InvalidArgument, "top-k download: k must be in [1, cols] and out rows * k long");
+    thread_local std::vector<float> host;
+    host.resize(static_cast<size_t>(rows * cols));
+    KESTREL_RETURN_IF_ERROR(download(src, host));
+    for (int64_t r = 0; r < rows; ++r)
+        selectTop(std::span<const float>(host).subspan(static_cast<size_t>(r * cols), static_cast<size_t>(cols)), k,
+                  out.subspan(static_cast<size_t>(r * k), static_cast<size_t>(k)));
+    return Status::ok();
+}
+
+}  // namespace kestrel::backend

@@ -1,0 +1,340 @@
+// Tensor-core products streamed through shared memory (see gemm_tiled.cuh).
+//
+// Block: 4 warps, 128 weight rows (warp w: rows 32w..32w+31, four 8-row
+// fragments) x 16 * MT tokens (MT 16-token fragments), one column range. A
+// stage holds 4 blocks of 32 columns: the rows' quants and scales, the tokens'
+// int8 values and (d, d * sum) pairs. Shared rows are padded by 16 bytes so
+// that the 8 rows one fragment load touches fall in distinct banks.
+//
+// mma.m16n8k32 fragments (lane = 4 g + t): A (tokens) holds tokens g, g + 8 at
+// k = 4t..4t+3 and 16+4t..16+4t+3; B (weights) holds row g at the same k; C
+// holds tokens g, g + 8 and rows 2t, 2t + 1. The int32 dot of one 32-block is
+// scaled in float as the GEMV does (gemv.cuh's formats).
+#include "cuda_common.cuh"
+#include "gemm_jobs.cuh"
+#include "gemm_tiled.cuh"
+#include "mma_ptx.cuh"
+
+#include <algorithm>
+#include <mutex>
+#include <unordered_map>
+
+namespace kestrel::cuda {
+namespace {
+
+constexpr int kWarps = 4;
+constexpr int kRows = 128;     // weight rows per block
+constexpr int kStageBlocks = 4;  // 32-column blocks per stage
+constexpr int kPad = 16;       // bytes after each shared row
+
+template <DevFormat F>
+struct FormatBytes;
+template <> struct FormatBytes<DevFormat::Q4_0> { static constexpr int qs = 16, scale = 2; };
+template <> struct FormatBytes<DevFormat::Q4_1> { static constexpr int qs = 16, scale = 4; };
+template <> struct FormatBytes<DevFormat::Q8_0> { static constexpr int qs = 32, scale = 2; };
+template <> struct FormatBytes<DevFormat::Q8_16> { static constexpr int qs = 32, scale = 8; };
+
+template <DevFormat F, int MT>
+struct Layout {
+    static constexpr int kTokens = 16 * MT;
+    static constexpr int wRow = kStageBlocks * FormatBytes<F>::qs;     // quant bytes per row per stage
+    static constexpr int wStride = wRow + kPad;
+    static constexpr int sRow = kStageBlocks * FormatBytes<F>::scale;  // scale bytes per row per stage: 8, 16 or 32
+    static constexpr int aRow = kStageBlocks * 32;
+    static constexpr int aStride = aRow + kPad;
+    static constexpr int mRow = kStageBlocks * 8;                      // (d, d * sum) per token per stage
+    static constexpr int wOff = 0;
+    static constexpr int sOff = wOff + kRows * wStride;
+    static constexpr int aOff = sOff + kRows * sRow;
+    static constexpr int mOff = aOff + kTokens * aStride;
+    static constexpr int stageBytes = mOff + kTokens * mRow;
+    static constexpr int stages = stageBytes * 4 <= 112 * 1024 ? 4 : 3;
+    static constexpr int smemBytes = stageBytes * stages;
+    static_assert(sRow == 8 || sRow % 16 == 0, "scale rows are copied in 8- or 16-byte pieces");
+};
+
+// One block's int32 dot, scaled: the row's scale (d, and the min for Q4_1) with the
+// token's (d, d * sum of its quants). Q8_16 takes two dots (values 0-15, 16-31).
+template <DevFormat F>
+__device__ __forceinline__ float scaledDot(int lo, int hi, const unsigned char* ws, float2 am) {
+    if constexpr (F == DevFormat::Q4_0) {
+        return __half2float(lds<__half>(ws)) * (am.x * static_cast<float>(lo) - 8.0f * am.y);
+    } else if constexpr (F == DevFormat::Q4_1) {
+        const float2 dm = __half22float2(lds<__half2>(ws));
+        return dm.x * am.x * static_cast<float>(lo) + dm.y * am.y;
+    } else if constexpr (F == DevFormat::Q8_0) {
+        return __half2float(lds<__half>(ws)) * am.x * static_cast<float>(lo);
+    } else {  // Q8_16: (d of values 0-15, d of 16-31), (min, 0)
+        const float2 d = __half22float2(lds<__half2>(ws));
+        const float m = __low2float(lds<__half2>(ws + 4));
+        return am.x * (d.x * static_cast<float>(lo) + d.y * static_cast<float>(hi)) + m * am.y;
+    }
+}
+
+template <DevFormat F, int MT>
+__global__ void __launch_bounds__(kWarps * 32)
+    gemmTiledKernel(TiledJobs jobs, Q8Act xq, int64_t tokens, int splits, float* __restrict__ partials,
+                    unsigned* __restrict__ counters) {
+    using Lay = Layout<F, MT>;
+    constexpr int QB = FormatBytes<F>::qs, SB = FormatBytes<F>::scale;
+    extern __shared__ __align__(16) unsigned char smem[];
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
+
+    unsigned tile = blockIdx.y;  // token tiles of one row tile run side by side (its weights stay in L2)
+    const GemvJob& job = jobOfTile(jobs, tile);
+    const int64_t rows = job.w.rows, cols = job.w.cols, nb = cols / 32;
+    const int64_t r0 = static_cast<int64_t>(tile) * kRows;
+    const int64_t t0 = static_cast<int64_t>(blockIdx.x) * Lay::kTokens;
+    const int split = blockIdx.z;
+    // Column blocks of this split, whole stages.
+    const int64_t stagesAll = nb / kStageBlocks;
+    const int64_t perSplit = (stagesAll + splits - 1) / splits;
+    const int64_t sBegin = split * perSplit;
+    const int nStages = static_cast<int>(max(static_cast<int64_t>(0), min(stagesAll, sBegin + perSplit) - sBegin));
+
+    const auto* qs = static_cast<const unsigned char*>(job.w.qs);
+    const auto* sc = static_cast<const unsigned char*>(job.w.scales);
+    const auto* xqs = reinterpret_cast<const unsigned char*>(xq.q);
+    const auto* xmeta = reinterpret_cast<const unsigned char*>(xq.meta);
+
+    // Weights (constant during a step) may be requested before the previous kernel ends.
+    auto loadWeights = [&](int st) {
+        unsigned char* s = smem + (st % Lay::stages) * Lay::stageBytes;
+        const int64_t kb0 = (sBegin + st) * kStageBlocks;
+        constexpr int wChunks = Lay::wRow / 16;
+        for (int i = tid; i < kRows * wChunks; i += kWarps * 32) {
+            const int r = i / wChunks, c = i % wChunks;
+            const bool ok = r0 + r < rows;
+            cpAsync<16>(s + Lay::wOff + r * Lay::wStride + c * 16, qs + ((ok ? r0 + r : 0) * nb + kb0) * QB + c * 16, ok);
+        }
+        constexpr int sPieces = Lay::sRow == 8 ? 1 : Lay::sRow / 16;
+        for (int i = tid; i < kRows * sPieces; i += kWarps * 32) {
+            const int r = i / sPieces, c = i % sPieces;
+            const bool ok = r0 + r < rows;
+            const unsigned char* src = sc + ((ok ? r0 + r : 0) * nb + kb0) * SB;
+            if constexpr (Lay::sRow == 8) cpAsync<8>(s + Lay::sOff + r * Lay::sRow, src, ok);
+            else cpAsync<16>(s + Lay::sOff + r * Lay::sRow + c * 16, src + c * 16, ok);
+        }
+    };
+    auto loadTokens = [&](int st) {
+        unsigned char* s = smem + (st % Lay::stages) * Lay::stageBytes;
+        const int64_t kb0 = (sBegin + st) * kStageBlocks;
+        constexpr int aChunks = Lay::aRow / 16, mChunks = Lay::mRow / 16;
+        for (int i = tid; i < Lay::kTokens * (aChunks + mChunks); i += kWarps * 32) {
+            const int tk = i / (aChunks + mChunks), c = i % (aChunks + mChunks);
+            const bool ok = t0 + tk < tokens;
+            const int64_t tok = ok ? t0 + tk : 0;
+            if (c < aChunks)
+                cpAsync<16>(s + Lay::aOff + tk * Lay::aStride + c * 16, xqs + tok * cols + kb0 * 32 + c * 16, ok);
+            else
+                cpAsync<16>(s + Lay::mOff + tk * Lay::mRow + (c - aChunks) * 16,
+                            xmeta + (tok * nb + kb0) * 8 + (c - aChunks) * 16, ok);
+        }
+    };
+
+    pdlTrigger();
+    for (int st = 0; st < Lay::stages - 1 && st < nStages; ++st) loadWeights(st);
+    pdlWait();
+    for (int st = 0; st < Lay::stages - 1; ++st) {
+        if (st < nStages) loadTokens(st);
+        cpAsyncCommit();  // one group per stage, empty ones too, so the wait counts stay fixed
+    }
+
+    float acc[MT][4][4];
+#pragma unroll
+    for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int n = 0; n < 4; ++n) acc[m][n][0] = acc[m][n][1] = acc[m][n][2] = acc[m][n][3] = 0.0f;
+
+    for (int st = 0; st < nStages; ++st) {
+        cpAsyncWait<Lay::stages - 2>();
+        __syncthreads();  // stage st is in; every warp is done with stage st - 1's buffer
+        const int next = st + Lay::stages - 1;
+        if (next < nStages) {
+            loadWeights(next);
+            loadTokens(next);
+        }
+        cpAsyncCommit();
+        const unsigned char* s = smem + (st % Lay::stages) * Lay::stageBytes;
+        // Wide token tiles keep one block's fragments live at a time (registers).
+#pragma unroll(MT >= 4 ? 1 : kStageBlocks)
+        for (int kb = 0; kb < kStageBlocks; ++kb) {
+            uint32_t a[MT][4];
+            float2 ma[MT], mb[MT];
+#pragma unroll
+            for (int m = 0; m < MT; ++m) {
+                const unsigned char* ap = s + Lay::aOff + (m * 16 + g) * Lay::aStride + kb * 32 + 4 * t;
+                a[m][0] = lds<uint32_t>(ap);
+                a[m][1] = lds<uint32_t>(ap + 8 * Lay::aStride);
+                a[m][2] = lds<uint32_t>(ap + 16);
+                a[m][3] = lds<uint32_t>(ap + 8 * Lay::aStride + 16);
+                ma[m] = lds<float2>(s + Lay::mOff + (m * 16 + g) * Lay::mRow + kb * 8);
+                mb[m] = lds<float2>(s + Lay::mOff + (m * 16 + g + 8) * Lay::mRow + kb * 8);
+            }
+#pragma unroll
+            for (int n = 0; n < 4; ++n) {
+                const int rl = warp * 32 + n * 8;  // the fragment's first row in the tile
+                const unsigned char* wp = s + Lay::wOff + (rl + g) * Lay::wStride + kb * QB + 4 * t;
+                uint32_t b0, b1;
+                if constexpr (QB == 16) {
+                    const uint32_t word = lds<uint32_t>(wp);
+                    b0 = word & 0x0f0f0f0fu;
+                    b1 = (word >> 4) & 0x0f0f0f0fu;
+                } else {
+                    b0 = lds<uint32_t>(wp);
+                    b1 = lds<uint32_t>(wp + 16);
+                }
+                const unsigned char* s0 = s + Lay::sOff + (rl + 2 * t) * Lay::sRow + kb * SB;
+                const unsigned char* s1 = s0 + Lay::sRow;
+#pragma unroll
+                for (int m = 0; m < MT; ++m) {
+                    int lo[4] = {0, 0, 0, 0}, hi[4] = {0, 0, 0, 0};
+                    if constexpr (F == DevFormat::Q8_16) {
+                        // The halves of a block have their own scales: one mma each.
+                        mma16832(lo, a[m], b0, 0u);
+                        mma16832(hi, a[m], 0u, b1);
+                    } else {
+                        mma16832(lo, a[m], b0, b1);
+                    }
+                    acc[m][n][0] += scaledDot<F>(lo[0], hi[0], s0, ma[m]);
+                    acc[m][n][1] += scaledDot<F>(lo[1], hi[1], s1, ma[m]);
+                    acc[m][n][2] += scaledDot<F>(lo[2], hi[2], s0, mb[m]);
+                    acc[m][n][3] += scaledDot<F>(lo[3], hi[3], s1, mb[m]);
+                }
+            }
+        }
+    }
+    cpAsyncWait<0>();
+
+    // C (token g or g + 8, rows 2t and 2t + 1 of fragment n) to y, or to this split's partial.
+    auto forEachOut = [&](auto&& f) {
+#pragma unroll
+        for (int m = 0; m < MT; ++m)
+#pragma unroll
+            for (int n = 0; n < 4; ++n)
+#pragma unroll
+                for (int h = 0; h < 2; ++h) f(m * 16 + g + 8 * h, warp * 32 + n * 8 + 2 * t, acc[m][n][2 * h], acc[m][n][2 * h + 1]);
+    };
+    if (splits == 1) {
+        forEachOut([&](int tk, int rl, float v0, float v1) {
+            const int64_t tok = t0 + tk, row = r0 + rl;
+            if (tok >= tokens) return;
+            if (row < rows) job.y[tok * rows + row] = v0;
+            if (row + 1 < rows) job.y[tok * rows + row + 1] = v1;
+        });
+        return;
+    }
+    const unsigned tileId = blockIdx.y * gridDim.x + blockIdx.x;
+    constexpr int kTileFloats = kRows * Lay::kTokens;
+    float* mine = partials + (static_cast<int64_t>(tileId) * splits + split) * kTileFloats;
+    forEachOut([&](int tk, int rl, float v0, float v1) {
+        *reinterpret_cast<float2*>(mine + tk * kRows + rl) = make_float2(v0, v1);
+    });
+    __threadfence();
+    __syncthreads();
+    __shared__ bool last;
+    if (tid == 0) last = atomicAdd(&counters[tileId], 1u) == static_cast<unsigned>(splits) - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    // The tile's last block sums the splits in order and re-arms the counter for the next launch.
+    const float* all = partials + static_cast<int64_t>(tileId) * splits * kTileFloats;
+    for (int i = tid; i < kTileFloats; i += kWarps * 32) {
+        const int tk = i / kRows, rl = i % kRows;
+        const int64_t tok = t0 + tk, row = r0 + rl;
+        if (tok >= tokens || row >= rows) continue;
+        float sum = 0.0f;
+        for (int sp = 0; sp < splits; ++sp) sum += __ldcg(all + static_cast<int64_t>(sp) * kTileFloats + i);
+        job.y[tok * rows + row] = sum;
+    }
+    if (tid == 0) counters[tileId] = 0;
+}
+
+// Per stream (one backend's steps run in order on it): split-K partials and tile counters.
+struct Workspace {
+    float* partials = nullptr;
+    size_t partialFloats = 0;
+    unsigned* counters = nullptr;
+    size_t counterCount = 0;
+};
+
+bool ensureWorkspace(cudaStream_t stream, size_t floats, size_t counters, Workspace& out) {
+    static std::mutex mu;
+    static std::unordered_map<cudaStream_t, Workspace> spaces;
+    std::lock_guard lock(mu);
+    Workspace& w = spaces[stream];
+    if (w.partialFloats < floats) {
+        cudaStreamSynchronize(stream);
+        cudaFree(w.partials);
+        w.partials = nullptr;
+        w.partialFloats = 0;
+        if (cudaMalloc(&w.partials, floats * sizeof(float)) != cudaSuccess) return false;
+        w.partialFloats = floats;
+    }
+    if (w.counterCount < counters) {
+        cudaStreamSynchronize(stream);
+        cudaFree(w.counters);
+        w.counters = nullptr;
+        w.counterCount = 0;
+        if (cudaMalloc(&w.counters, counters * sizeof(unsigned)) != cudaSuccess) return false;
+        cudaMemset(w.counters, 0, counters * sizeof(unsigned));
+        w.counterCount = counters;
+    }
+    out = w;
+    return true;
+}
+
+template <DevFormat F, int MT>
+void launchTiled(const TiledJobs& jobs, unsigned tiles, Q8Act xq, int64_t tokens, cudaStream_t stream) {
+    using Lay = Layout<F, MT>;
+    static bool optedIn[16] = {};
+    int dev = 0;
+    cudaGetDevice(&dev);
+    if (!optedIn[dev & 15]) {
+        cudaFuncSetAttribute(gemmTiledKernel<F, MT>, cudaFuncAttributeMaxDynamicSharedMemorySize, Lay::smemBytes);
+        optedIn[dev & 15] = true;
+    }
+    const unsigned tokenTiles = ceilDiv(tokens, Lay::kTokens);
+    // Split the columns when the tiles cannot fill two blocks per SM, keeping >= 4 stages per split.
+    const int64_t stagesAll = jobs.j[0].w.cols / 32 / kStageBlocks;
+    const int64_t want = (2 * static_cast<int64_t>(smCount()) + tiles * tokenTiles - 1) / (tiles * tokenTiles);
+    int splits = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(want, stagesAll / 4)));
+    Workspace ws;
+    if (splits > 1 &&
+        !ensureWorkspace(stream, static_cast<size_t>(tiles) * tokenTiles * splits * kRows * Lay::kTokens,
+                         static_cast<size_t>(tiles) * tokenTiles, ws))
+        splits = 1;
+    const dim3 grid(tokenTiles, tiles, static_cast<unsigned>(splits));
+    launchKSmem(gemmTiledKernel<F, MT>, grid, dim3(kWarps * 32), Lay::smemBytes, stream, jobs, xq, tokens, splits,
+                ws.partials, ws.counters);
+}
+
+template <DevFormat F>
+void launchFormat(const TiledJobs& jobs, unsigned tiles, Q8Act xq, int64_t tokens, cudaStream_t s) {
+    if (tokens <= 16) launchTiled<F, 1>(jobs, tiles, xq, tokens, s);
+    else if (tokens <= 32) launchTiled<F, 2>(jobs, tiles, xq, tokens, s);
+    else launchTiled<F, 4>(jobs, tiles, xq, tokens, s);
+}
+
+}  // namespace
+
+bool gemmTiledFits(const DevMatrix& w) {
+    static const bool enabled = [] {
+        const char* v = std::getenv("KESTREL_CUDA_GEMM_TILED");
+        return !(v && v[0] == '0');
+    }();
+    const auto aligned = [](const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; };
+    return enabled && w.format != DevFormat::F16 && w.cols % (32 * kStageBlocks) == 0 && aligned(w.qs) &&
+           aligned(w.scales) && deviceMajor() >= 8;
+}
+
+void launchGemmTiled(const GemvJob* list, int count, Q8Act xq, int64_t tokens, cudaStream_t stream) {
+    if (tokens <= 0 || count <= 0) return;
+    const TiledJobs jobs = tileJobs(list, count, kRows);
+    if (jobs.total == 0) return;
+    forIntegerFormat(jobs.j[0].w.format, [&](auto format) {
+        launchFormat<decltype(format)::value>(jobs, jobs.total, xq, tokens, stream);
+    });
+}
+
+}  // namespace kestrel::cuda

@@ -1,0 +1,34 @@
+// Products of a quantised weight with 8 to a few hundred tokens, streamed
+// through shared memory (the path under launchGemmMma for weights whose rows
+// hold a multiple of 128 values).
+//
+// Why: the first tensor-core kernel (gemm_mma.cu) fed each mma from global
+// memory, 4 bytes per lane, and re-read the 16 tokens' activations for every
+// 16 weight rows: a 16-token step took ~24 ms where one weight pass is ~1 ms.
+// Here a block owns 128 weight rows and all of a tile's tokens; stages of 4
+// blocks of 32 columns (weights, their scales, the tokens' int8 activations
+// and their scales) arrive by 16-byte cp.async, several stages ahead, and
+// every warp takes its fragments from shared memory. The activations are the
+// mma's A operand (16 tokens) and the weights its B operand (8 rows), so one
+// A fragment serves 4 weight fragments, and a Q4 weight fragment is one
+// 32-bit shared load (GGML's nibble order is the fragment order). When the
+// row tiles are fewer than the GPU has room for, the columns are split over
+// blocks and the last block of a tile sums the partials in a fixed order
+// (deterministic results).
+#pragma once
+
+#include "gemv.cuh"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace kestrel::cuda {
+
+// An integer format with cols % 128 == 0, 16-byte aligned data, sm_80+.
+bool gemmTiledFits(const DevMatrix& w);
+
+// As launchGemmMma (gemm_mma.cuh).
+void launchGemmTiled(const GemvJob* jobs, int count, Q8Act xq, int64_t tokens, cudaStream_t stream);
+
+}  // namespace kestrel::cuda
