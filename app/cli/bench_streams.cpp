@@ -1,9 +1,10 @@
 // kestrel-cli bench --streams: N requests decoding at once through the
-// continuous-batching scheduler. The aggregate rate counts every stream's
-// decoded tokens (after its first) over the window from the first stream's
-// first token to the last stream's last, so it measures the batched decode
-// steps, not the prompts' prefill. Block occupancy (live positions / capacity
-// of the blocks in use) is sampled at every token of the first stream.
+// continuous-batching scheduler. The aggregate rate counts the tokens all
+// streams decoded while every one of them was decoding: from the last stream's
+// first token to the first stream's last (before, some prompts are still
+// being prefilled; after, fewer than N streams remain), so it measures N-row
+// decode steps, not the prompts' prefill. Block occupancy (live positions /
+// capacity of the blocks in use) is sampled at every token of the first stream.
 #include "commands.h"
 #include "kestrel/scheduler.h"
 
@@ -25,8 +26,7 @@ std::vector<TokenId> streamPrompt(const Model& model, int32_t n, int32_t stream)
 }
 
 struct StreamClock {
-    Clock::time_point first, last;
-    int64_t tokens = 0;
+    std::vector<Clock::time_point> tokens;  // when each token arrived
 };
 
 }  // namespace
@@ -54,10 +54,7 @@ Status benchStreams(const std::shared_ptr<Model>& model, const KvBenchPlan& plan
                     [&, i](int32_t, const Piece& piece) {
                         if (piece.token < 0) return true;
                         std::lock_guard lock(mu);
-                        StreamClock& c = clocks[size_t(i)];
-                        const auto now = Clock::now();
-                        if (c.tokens++ == 0) c.first = now;
-                        c.last = now;
+                        clocks[size_t(i)].tokens.push_back(Clock::now());
                         // Block occupancy sampled while the streams decode (callbacks may read stats()).
                         if (i == 0) occupied.push_back((*scheduler)->stats().occupancy());
                         return true;
@@ -73,15 +70,18 @@ Status benchStreams(const std::shared_ptr<Model>& model, const KvBenchPlan& plan
             (*scheduler)->waitIdle();
             KESTREL_RETURN_IF_ERROR(failed);
             if (run == 0) continue;
-            Clock::time_point begin = clocks[0].first, end = clocks[0].last;
-            int64_t decoded = 0;
+            Clock::time_point begin = clocks[0].tokens.front(), end = clocks[0].tokens.back();
             for (const StreamClock& c : clocks) {
-                begin = std::min(begin, c.first);
-                end = std::max(end, c.last);
-                decoded += std::max<int64_t>(0, c.tokens - 1);
+                if (c.tokens.empty()) return Status(ErrorCode::Internal, "bench --streams: a stream produced no token");
+                begin = std::max(begin, c.tokens.front());
+                end = std::min(end, c.tokens.back());
             }
+            int64_t decoded = 0;  // tokens that arrived in (begin, end]
+            for (const StreamClock& c : clocks)
+                for (const auto& t : c.tokens) decoded += t > begin && t <= end;
             const double ms = std::chrono::duration<double, std::milli>(end - begin).count();
-            rates.push_back(decoded * 1000.0 / std::max(ms, 1e-9));
+            if (ms <= 0.0) return Status(ErrorCode::Internal, "bench --streams: the streams never decoded together (raise -n)");
+            rates.push_back(decoded * 1000.0 / ms);
         }
         std::sort(rates.begin(), rates.end());
         out[n] = rates.empty() ? 0.0 : rates[rates.size() / 2];

@@ -425,14 +425,13 @@ void Scheduler::Impl::step() {
 // 16-row step of a 128k vocabulary moves 8 MB as whole rows): the most any
 // sampler needs, or 0 when one needs the whole row.
 int32_t Scheduler::Impl::stepTopK() {
-    constexpr int32_t kMostWorthIt = 256;  // above this, whole rows cost about as much
     int32_t k = 0;
     for (size_t i = 0; i < chunks.size(); ++i) {
         if (chunks[i].logits == model::LogitsWanted::None) continue;
         Request& r = *slots[i].request;
         const size_t variant = slots[i].decode ? size_t(r.lanes[slots[i].lane].variant) : 0;
-        const int32_t need = r.replies[variant]->topNeeded();
-        if (need <= 0 || need > kMostWorthIt || need > pool->vocabSize()) return 0;
+        const int32_t need = topLogitsFor(r.replies[variant]->topNeeded(), pool->vocabSize());
+        if (need == 0) return 0;
         k = std::max(k, need);
     }
     return k;

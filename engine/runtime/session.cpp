@@ -32,7 +32,8 @@ struct Session::Impl {
     int32_t seq = -1;
     int64_t context = 0;
     std::vector<TokenId> tokens;  // what the sequence holds, position by position (a copy of the pool's)
-    std::vector<float> logits;
+    std::vector<float> logits;  // whole rows of the last step that wanted them
+    model::StepLogits stepOut;  // a step's output; its top list when the sampler needs only that
     std::atomic<bool> cancelRequested{false};
     int32_t batchSize = 256;
 
@@ -42,8 +43,9 @@ struct Session::Impl {
 
     void syncTokens() { tokens = pool->tokens(seq); }
 
-    // Appends tokens to the sequence; logits of the last one (or of all) land in `logits`.
-    Status append(std::span<const TokenId> ids, model::LogitsWanted wanted, bool checkCancel) {
+    // Appends tokens to the sequence; logits of the last one (or of all) land in
+    // `logits`, or with topK > 0 the last one's topK best in stepOut.top.
+    Status append(std::span<const TokenId> ids, model::LogitsWanted wanted, bool checkCancel, int32_t topK = 0) {
         if (static_cast<int64_t>(tokens.size() + ids.size()) > context)
             return Status(ErrorCode::InvalidArgument, "context full: " + std::to_string(tokens.size()) + " tokens + " +
                                                           std::to_string(ids.size()) +
@@ -59,7 +61,10 @@ struct Session::Impl {
                                         wanted == model::LogitsWanted::All ? wanted
                                         : last                             ? wanted
                                                                            : model::LogitsWanted::None};
-            Status s = pool->step({&pc, 1}, wanted == model::LogitsWanted::All ? chunkLogits : logits);
+            stepOut.topK = wanted == model::LogitsWanted::Last && last ? topK : 0;
+            stepOut.rows.swap(wanted == model::LogitsWanted::All ? chunkLogits : logits);
+            Status s = pool->step({&pc, 1}, stepOut);
+            stepOut.rows.swap(wanted == model::LogitsWanted::All ? chunkLogits : logits);
             if (!s.isOk()) {
                 syncTokens();  // the pool keeps the sequence consistent; mirror what it stored
                 return s;
@@ -171,8 +176,12 @@ Result<GenerateResult> Session::generate(std::span<const TokenId> prompt, const 
     s.tokens.assign(prompt.begin(), prompt.begin() + common);
     result.reusedTokens = int32_t(common);
 
+    const int64_t maxTokens = params.maxTokens < 0 ? context : params.maxTokens;
+    ReplyStream reply(*s.model, prompt, params, params.sampling, maxTokens);
+    // Each step returns only the logits the next draw needs when that is a few (greedy, top-k).
+    int32_t topK = topLogitsFor(reply.topNeeded(), vocab);
     const auto prefillStart = Clock::now();
-    Status prefill = s.append(prompt.subspan(size_t(common)), model::LogitsWanted::Last, true);
+    Status prefill = s.append(prompt.subspan(size_t(common)), model::LogitsWanted::Last, true, topK);
     result.prefillMs = msSince(prefillStart);
     if (prefill.code() == ErrorCode::Cancelled) {
         result.reason = StopReason::Cancelled;
@@ -180,9 +189,7 @@ Result<GenerateResult> Session::generate(std::span<const TokenId> prompt, const 
     }
     if (!prefill.isOk()) return prefill;
 
-    const int64_t maxTokens = params.maxTokens < 0 ? context : params.maxTokens;
-    ReplyStream reply(*s.model, prompt, params, params.sampling, maxTokens);
-    while (reply.next(s.logits, onPiece)) {
+    while (topK > 0 ? reply.nextTop(s.stepOut.top, onPiece) : reply.next(s.logits, onPiece)) {
         if (int64_t(s.tokens.size()) >= context) {
             reply.stop(StopReason::ContextFull);
             break;
@@ -192,7 +199,8 @@ Result<GenerateResult> Session::generate(std::span<const TokenId> prompt, const 
             break;
         }
         const TokenId one[1] = {reply.token()};
-        Status step = s.append(one, model::LogitsWanted::Last, false);
+        topK = topLogitsFor(reply.topNeeded(), vocab);
+        Status step = s.append(one, model::LogitsWanted::Last, false, topK);
         if (!step.isOk()) return step;
     }
     GenerateResult out = reply.finish(onPiece);

@@ -24,6 +24,11 @@ __device__ __forceinline__ float warpMax(float v) {
     return v;
 }
 
+// An int32 with |v| < 2^22 (an int8 dot of a 32-block) as a float, exactly:
+// the bits of 1.5 * 2^23 + v less 1.5 * 2^23. An IADD and an FADD, where I2F
+// runs on a slower pipe that the tensor-core epilogues saturate.
+__device__ __forceinline__ float smallIntToFloat(int v) { return __int_as_float(v + 0x4B400000) - 12582912.0f; }
+
 __device__ __forceinline__ float halfBits(uint16_t h) { return __half2float(__ushort_as_half(h)); }
 
 // Programmatic dependent launch (on unless KESTREL_CUDA_PDL=0): a kernel may start while

@@ -55,23 +55,29 @@ struct Layout {
 
 // One block's int32 dot, scaled: the row's scale (d, and the min for Q4_1) with the
 // token's (d, d * sum of its quants). Q8_16 takes two dots (values 0-15, 16-31).
-template <DevFormat F>
+template <bool MAGIC>
+__device__ __forceinline__ float dotFloat(int v) {
+    if constexpr (MAGIC) return smallIntToFloat(v);
+    else return static_cast<float>(v);
+}
+
+template <DevFormat F, bool MAGIC>
 __device__ __forceinline__ float scaledDot(int lo, int hi, const unsigned char* ws, float2 am) {
     if constexpr (F == DevFormat::Q4_0) {
-        return __half2float(lds<__half>(ws)) * (am.x * static_cast<float>(lo) - 8.0f * am.y);
+        return __half2float(lds<__half>(ws)) * (am.x * dotFloat<MAGIC>(lo) - 8.0f * am.y);
     } else if constexpr (F == DevFormat::Q4_1) {
         const float2 dm = __half22float2(lds<__half2>(ws));
-        return dm.x * am.x * static_cast<float>(lo) + dm.y * am.y;
+        return dm.x * am.x * dotFloat<MAGIC>(lo) + dm.y * am.y;
     } else if constexpr (F == DevFormat::Q8_0) {
-        return __half2float(lds<__half>(ws)) * am.x * static_cast<float>(lo);
+        return __half2float(lds<__half>(ws)) * am.x * dotFloat<MAGIC>(lo);
     } else {  // Q8_16: (d of values 0-15, d of 16-31), (min, 0)
         const float2 d = __half22float2(lds<__half2>(ws));
         const float m = __low2float(lds<__half2>(ws + 4));
-        return am.x * (d.x * static_cast<float>(lo) + d.y * static_cast<float>(hi)) + m * am.y;
+        return am.x * (d.x * dotFloat<MAGIC>(lo) + d.y * dotFloat<MAGIC>(hi)) + m * am.y;
     }
 }
 
-template <DevFormat F, int MT>
+template <DevFormat F, int MT, bool MAGIC>
 __global__ void __launch_bounds__(kWarps * 32)
     gemmTiledKernel(TiledJobs jobs, Q8Act xq, int64_t tokens, int splits, float* __restrict__ partials,
                     unsigned* __restrict__ counters) {
@@ -196,10 +202,10 @@ __global__ void __launch_bounds__(kWarps * 32)
                     } else {
                         mma16832(lo, a[m], b0, b1);
                     }
-                    acc[m][n][0] += scaledDot<F>(lo[0], hi[0], s0, ma[m]);
-                    acc[m][n][1] += scaledDot<F>(lo[1], hi[1], s1, ma[m]);
-                    acc[m][n][2] += scaledDot<F>(lo[2], hi[2], s0, mb[m]);
-                    acc[m][n][3] += scaledDot<F>(lo[3], hi[3], s1, mb[m]);
+                    acc[m][n][0] += scaledDot<F, MAGIC>(lo[0], hi[0], s0, ma[m]);
+                    acc[m][n][1] += scaledDot<F, MAGIC>(lo[1], hi[1], s1, ma[m]);
+                    acc[m][n][2] += scaledDot<F, MAGIC>(lo[2], hi[2], s0, mb[m]);
+                    acc[m][n][3] += scaledDot<F, MAGIC>(lo[3], hi[3], s1, mb[m]);
                 }
             }
         }
@@ -284,14 +290,22 @@ bool ensureWorkspace(cudaStream_t stream, size_t floats, size_t counters, Worksp
     return true;
 }
 
-template <DevFormat F, int MT>
+bool magicConversion() {
+    static const bool on = [] {
+        const char* v = std::getenv("KESTREL_CUDA_I2F");
+        return !(v && v[0] == '1');
+    }();
+    return on;
+}
+
+template <DevFormat F, int MT, bool MAGIC>
 void launchTiled(const TiledJobs& jobs, unsigned tiles, Q8Act xq, int64_t tokens, cudaStream_t stream) {
     using Lay = Layout<F, MT>;
     static bool optedIn[16] = {};
     int dev = 0;
     cudaGetDevice(&dev);
     if (!optedIn[dev & 15]) {
-        cudaFuncSetAttribute(gemmTiledKernel<F, MT>, cudaFuncAttributeMaxDynamicSharedMemorySize, Lay::smemBytes);
+        cudaFuncSetAttribute(gemmTiledKernel<F, MT, MAGIC>, cudaFuncAttributeMaxDynamicSharedMemorySize, Lay::smemBytes);
         optedIn[dev & 15] = true;
     }
     const unsigned tokenTiles = ceilDiv(tokens, Lay::kTokens);
@@ -305,15 +319,16 @@ void launchTiled(const TiledJobs& jobs, unsigned tiles, Q8Act xq, int64_t tokens
                          static_cast<size_t>(tiles) * tokenTiles, ws))
         splits = 1;
     const dim3 grid(tokenTiles, tiles, static_cast<unsigned>(splits));
-    launchKSmem(gemmTiledKernel<F, MT>, grid, dim3(kWarps * 32), Lay::smemBytes, stream, jobs, xq, tokens, splits,
+    launchKSmem(gemmTiledKernel<F, MT, MAGIC>, grid, dim3(kWarps * 32), Lay::smemBytes, stream, jobs, xq, tokens, splits,
                 ws.partials, ws.counters);
 }
 
 template <DevFormat F>
 void launchFormat(const TiledJobs& jobs, unsigned tiles, Q8Act xq, int64_t tokens, cudaStream_t s) {
-    if (tokens <= 16) launchTiled<F, 1>(jobs, tiles, xq, tokens, s);
-    else if (tokens <= 32) launchTiled<F, 2>(jobs, tiles, xq, tokens, s);
-    else launchTiled<F, 4>(jobs, tiles, xq, tokens, s);
+    const bool magic = magicConversion();
+    if (tokens <= 16) magic ? launchTiled<F, 1, true>(jobs, tiles, xq, tokens, s) : launchTiled<F, 1, false>(jobs, tiles, xq, tokens, s);
+    else if (tokens <= 32) magic ? launchTiled<F, 2, true>(jobs, tiles, xq, tokens, s) : launchTiled<F, 2, false>(jobs, tiles, xq, tokens, s);
+    else magic ? launchTiled<F, 4, true>(jobs, tiles, xq, tokens, s) : launchTiled<F, 4, false>(jobs, tiles, xq, tokens, s);
 }
 
 }  // namespace
