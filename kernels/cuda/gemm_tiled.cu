@@ -77,8 +77,8 @@ __device__ __forceinline__ float scaledDot(int lo, int hi, const unsigned char* 
     }
 }
 
-template <DevFormat F, int MT, bool MAGIC>
-__global__ void __launch_bounds__(kWarps * 32)
+template <DevFormat F, int MT, bool MAGIC, int MINB>
+__global__ void __launch_bounds__(kWarps * 32, MINB)
     gemmTiledKernel(TiledJobs jobs, Q8Act xq, int64_t tokens, int splits, float* __restrict__ partials,
                     unsigned* __restrict__ counters) {
     using Lay = Layout<F, MT>;
@@ -298,14 +298,14 @@ bool magicConversion() {
     return on;
 }
 
-template <DevFormat F, int MT, bool MAGIC>
+template <DevFormat F, int MT, bool MAGIC, int MINB = 1>
 void launchTiled(const TiledJobs& jobs, unsigned tiles, Q8Act xq, int64_t tokens, cudaStream_t stream) {
     using Lay = Layout<F, MT>;
     static bool optedIn[16] = {};
     int dev = 0;
     cudaGetDevice(&dev);
     if (!optedIn[dev & 15]) {
-        cudaFuncSetAttribute(gemmTiledKernel<F, MT, MAGIC>, cudaFuncAttributeMaxDynamicSharedMemorySize, Lay::smemBytes);
+        cudaFuncSetAttribute(gemmTiledKernel<F, MT, MAGIC, MINB>, cudaFuncAttributeMaxDynamicSharedMemorySize, Lay::smemBytes);
         optedIn[dev & 15] = true;
     }
     const unsigned tokenTiles = ceilDiv(tokens, Lay::kTokens);
@@ -319,14 +319,19 @@ void launchTiled(const TiledJobs& jobs, unsigned tiles, Q8Act xq, int64_t tokens
                          static_cast<size_t>(tiles) * tokenTiles, ws))
         splits = 1;
     const dim3 grid(tokenTiles, tiles, static_cast<unsigned>(splits));
-    launchKSmem(gemmTiledKernel<F, MT, MAGIC>, grid, dim3(kWarps * 32), Lay::smemBytes, stream, jobs, xq, tokens, splits,
+    launchKSmem(gemmTiledKernel<F, MT, MAGIC, MINB>, grid, dim3(kWarps * 32), Lay::smemBytes, stream, jobs, xq, tokens, splits,
                 ws.partials, ws.counters);
 }
 
 template <DevFormat F>
 void launchFormat(const TiledJobs& jobs, unsigned tiles, Q8Act xq, int64_t tokens, cudaStream_t s) {
     const bool magic = magicConversion();
-    if (tokens <= 16) magic ? launchTiled<F, 1, true>(jobs, tiles, xq, tokens, s) : launchTiled<F, 1, false>(jobs, tiles, xq, tokens, s);
+    static const bool fourBlocks = [] {
+        const char* v = std::getenv("KESTREL_CUDA_GEMM_MINB");
+        return v && v[0] == '4';
+    }();
+    if (tokens <= 16 && magic && fourBlocks) launchTiled<F, 1, true, 4>(jobs, tiles, xq, tokens, s);
+    else if (tokens <= 16) magic ? launchTiled<F, 1, true>(jobs, tiles, xq, tokens, s) : launchTiled<F, 1, false>(jobs, tiles, xq, tokens, s);
     else if (tokens <= 32) magic ? launchTiled<F, 2, true>(jobs, tiles, xq, tokens, s) : launchTiled<F, 2, false>(jobs, tiles, xq, tokens, s);
     else magic ? launchTiled<F, 4, true>(jobs, tiles, xq, tokens, s) : launchTiled<F, 4, false>(jobs, tiles, xq, tokens, s);
 }
