@@ -236,7 +236,7 @@ void launchQuantizeQ8(const float* x, int64_t tokens, int64_t cols, int8_t* q, f
 void launchGemv(const GemvJob* list, int count, const float* x, Q8Act xq, int64_t tokens, cudaStream_t stream) {
     if (tokens <= 0 || count <= 0) return;
     if (gemmMmaFits(list[0].w, tokens)) {
-        launchGemmMma(list, count, xq, tokens, stream);
+        launchGemmMma(list, count, x, xq, tokens, stream);
         return;
     }
     Jobs jobs{};
@@ -258,7 +258,7 @@ void launchGemvGlu(const DevMatrix& gate, const DevMatrix& up, const float* x, Q
     if (gemmMmaFits(gate, tokens)) {
         // Gate and up as two jobs of one tensor-core launch, then the activation.
         const GemvJob jobs[2] = {{gate, gateOut}, {up, upOut}};
-        launchGemmMma(jobs, 2, xq, tokens, stream);
+        launchGemmMma(jobs, 2, x, xq, tokens, stream);
         launchGlu(gateOut, upOut, out, tokens * gate.rows, act, stream);
         return;
     }
