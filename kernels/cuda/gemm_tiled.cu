@@ -357,28 +357,27 @@ struct Workspace {
     size_t counterCount = 0;
 };
 
+// Grows a zeroed device buffer to `need` elements (after the stream's queued work, which may still use it).
+template <typename T>
+bool grow(cudaStream_t stream, T*& p, size_t& have, size_t need) {
+    if (have >= need) return true;
+    cudaStreamSynchronize(stream);
+    cudaFree(p);
+    p = nullptr;
+    have = 0;
+    if (cudaMalloc(&p, need * sizeof(T)) != cudaSuccess) return false;
+    cudaMemset(p, 0, need * sizeof(T));  // counters must start at 0; partials are always written first
+    have = need;
+    return true;
+}
+
 bool ensureWorkspace(cudaStream_t stream, size_t floats, size_t counters, Workspace& out) {
     static std::mutex mu;
     static std::unordered_map<cudaStream_t, Workspace> spaces;
     std::lock_guard lock(mu);
     Workspace& w = spaces[stream];
-    if (w.partialFloats < floats) {
-        cudaStreamSynchronize(stream);
-        cudaFree(w.partials);
-        w.partials = nullptr;
-        w.partialFloats = 0;
-        if (cudaMalloc(&w.partials, floats * sizeof(float)) != cudaSuccess) return false;
-        w.partialFloats = floats;
-    }
-    if (w.counterCount < counters) {
-        cudaStreamSynchronize(stream);
-        cudaFree(w.counters);
-        w.counters = nullptr;
-        w.counterCount = 0;
-        if (cudaMalloc(&w.counters, counters * sizeof(unsigned)) != cudaSuccess) return false;
-        cudaMemset(w.counters, 0, counters * sizeof(unsigned));
-        w.counterCount = counters;
-    }
+    if (!grow(stream, w.partials, w.partialFloats, floats) || !grow(stream, w.counters, w.counterCount, counters))
+        return false;
     out = w;
     return true;
 }
