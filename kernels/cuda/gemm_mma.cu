@@ -190,12 +190,12 @@ bool gemmMmaFits(const DevMatrix& w, int64_t tokens) {
     return deviceMajor() >= 8;
 }
 
-void launchGemmMma(const GemvJob* list, int count, const float* x, Q8Act xq, int64_t tokens, cudaStream_t stream) {
+void launchGemmMma(const GemvJob* list, int count, Q8Act xq, int64_t tokens, cudaStream_t stream) {
     if (tokens <= 0 || count <= 0) return;
     bool tiled = true;
     for (int i = 0; i < count; ++i) tiled = tiled && gemmTiledFits(list[i].w);
     if (tiled) {
-        launchGemmTiled(list, count, x, xq, tokens, stream);
+        launchGemmTiled(list, count, xq, tokens, stream);
         return;
     }
     const TiledJobs jobs = tileJobs(list, count, kRowsPerTile);

@@ -26,8 +26,8 @@ namespace kestrel::cuda {
 // at or above the crossover (KESTREL_CUDA_MMA_MIN, default 8; 0 turns it off).
 bool gemmMmaFits(const DevMatrix& w, int64_t tokens);
 
-// y_j[t] = W_j x[t] for up to 3 jobs of one format and equal cols; x as floats
-// and as int8 per 32 (xq), both [tokens, cols]; each y_j is [tokens, rows_j].
-void launchGemmMma(const GemvJob* jobs, int count, const float* x, Q8Act xq, int64_t tokens, cudaStream_t stream);
+// y_j[t] = W_j x[t] for up to 3 jobs of one format and equal cols; x as int8
+// per 32 (xq, [tokens, cols]); each y_j is [tokens, rows_j].
+void launchGemmMma(const GemvJob* jobs, int count, Q8Act xq, int64_t tokens, cudaStream_t stream);
 
 }  // namespace kestrel::cuda

@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <mutex>
-#include <string>
 #include <unordered_map>
 
 namespace kestrel::cuda {
@@ -35,26 +34,21 @@ template <> struct FormatBytes<DevFormat::Q4_1> { static constexpr int qs = 16, 
 template <> struct FormatBytes<DevFormat::Q8_0> { static constexpr int qs = 32, scale = 2; };
 template <> struct FormatBytes<DevFormat::Q8_16> { static constexpr int qs = 32, scale = 8; };
 
-// HALF: the tokens' activations arrive as floats and multiply as F16 against
-// weights unpacked to exact small integers in F16 (mma.m16n8k16), each block's
-// F32 product scaled once per output; otherwise as int8 with their scales
-// (mma.m16n8k32), each int32 dot scaled with the activation's and weight's scales.
-template <DevFormat F, int MT, bool HALF>
+template <DevFormat F, int MT>
 struct Layout {
     static constexpr int kTokens = 16 * MT;
     static constexpr int wRow = kStageBlocks * FormatBytes<F>::qs;     // quant bytes per row per stage
     static constexpr int wStride = wRow + kPad;
     static constexpr int sRow = kStageBlocks * FormatBytes<F>::scale;  // scale bytes per row per stage: 8, 16 or 32
-    // Float rows are read 16 bytes a lane (rows g and g + 1 must not share banks): 64 bytes of pad.
-    static constexpr int aRow = kStageBlocks * 32 * (HALF ? 4 : 1);
-    static constexpr int aStride = aRow + (HALF ? 64 : kPad);
-    static constexpr int mRow = HALF ? 0 : kStageBlocks * 8;           // (d, d * sum) per token per stage
+    static constexpr int aRow = kStageBlocks * 32;
+    static constexpr int aStride = aRow + kPad;
+    static constexpr int mRow = kStageBlocks * 8;                      // (d, d * sum) per token per stage
     static constexpr int wOff = 0;
     static constexpr int sOff = wOff + kRows * wStride;
     static constexpr int aOff = sOff + kRows * sRow;
     static constexpr int mOff = aOff + kTokens * aStride;
     static constexpr int stageBytes = mOff + kTokens * mRow;
-    static constexpr int stages = !HALF && stageBytes * 4 <= 112 * 1024 ? 4 : 3;
+    static constexpr int stages = stageBytes * 4 <= 112 * 1024 ? 4 : 3;
     static constexpr int smemBytes = stageBytes * stages;
     static_assert(sRow == 8 || sRow % 16 == 0, "scale rows are copied in 8- or 16-byte pieces");
 };
@@ -77,31 +71,11 @@ __device__ __forceinline__ float scaledDot(int lo, int hi, const unsigned char* 
     }
 }
 
-__device__ __forceinline__ uint32_t packHalves(float a, float b) {
-    const __half2 h = __floats2half2_rn(a, b);
-    return *reinterpret_cast<const uint32_t*>(&h);
-}
-
-// Two half2 words of a Q4 lane word for the HALF path (see the mapping below), less `bias`:
-// (e, e') with e = 1024 + code as the F16 bits 0x6400 | code.
-__device__ __forceinline__ uint32_t nibblesAsHalves(uint32_t word, int shift, uint32_t bias) {
-    const uint32_t h = ((word >> shift) & 0x000f000fu) | 0x64006400u;
-    const __half2 v = __hsub2(*reinterpret_cast<const __half2*>(&h), *reinterpret_cast<const __half2*>(&bias));
-    return *reinterpret_cast<const uint32_t*>(&v);
-}
-// Bytes 0,1 (sel 0x5140) or 2,3 (0x5342) of an int8 word as exact F16 values.
-__device__ __forceinline__ uint32_t bytesAsHalves(uint32_t word, uint32_t sel) {
-    const uint32_t h = __byte_perm(word ^ 0x80808080u, 0x64646464u, sel);  // 1024 + 128 + code
-    const uint32_t bias = 0x64806480u;                                     // 1152
-    const __half2 v = __hsub2(*reinterpret_cast<const __half2*>(&h), *reinterpret_cast<const __half2*>(&bias));
-    return *reinterpret_cast<const uint32_t*>(&v);
-}
-
-template <DevFormat F, int MT, bool HALF, int MINB>
-__global__ void __launch_bounds__(kWarps * 32, MINB)
-    gemmTiledKernel(TiledJobs jobs, const float* __restrict__ x, Q8Act xq, int64_t tokens, int splits,
-                    float* __restrict__ partials, unsigned* __restrict__ counters) {
-    using Lay = Layout<F, MT, HALF>;
+template <DevFormat F, int MT>
+__global__ void __launch_bounds__(kWarps * 32)
+    gemmTiledKernel(TiledJobs jobs, Q8Act xq, int64_t tokens, int splits, float* __restrict__ partials,
+                    unsigned* __restrict__ counters) {
+    using Lay = Layout<F, MT>;
     constexpr int QB = FormatBytes<F>::qs, SB = FormatBytes<F>::scale;
     extern __shared__ __align__(16) unsigned char smem[];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
@@ -150,9 +124,7 @@ __global__ void __launch_bounds__(kWarps * 32, MINB)
             const int tk = i / (aChunks + mChunks), c = i % (aChunks + mChunks);
             const bool ok = t0 + tk < tokens;
             const int64_t tok = ok ? t0 + tk : 0;
-            if constexpr (HALF)
-                cpAsync<16>(s + Lay::aOff + tk * Lay::aStride + c * 16, x + tok * cols + kb0 * 32 + c * 4, ok);
-            else if (c < aChunks)
+            if (c < aChunks)
                 cpAsync<16>(s + Lay::aOff + tk * Lay::aStride + c * 16, xqs + tok * cols + kb0 * 32 + c * 16, ok);
             else
                 cpAsync<16>(s + Lay::mOff + tk * Lay::mRow + (c - aChunks) * 16,
@@ -184,78 +156,8 @@ __global__ void __launch_bounds__(kWarps * 32, MINB)
         }
         cpAsyncCommit();
         const unsigned char* s = smem + (st % Lay::stages) * Lay::stageBytes;
-        if constexpr (HALF) {
-#pragma unroll
-            for (int kb = 0; kb < kStageBlocks; ++kb) {
-                // Lane t takes elements 4t..4t+3 and 16+4t..16+4t+3 of the block: the two
-                // k16 products' k slots map to them in the order the weight unpacking gives
-                // (Q4: (4t, 4t+2), (4t+1, 4t+3); int8: (4t, 4t+1), (4t+2, 4t+3)); any order
-                // serves when the A and B fragments agree.
-                const auto* ap = reinterpret_cast<const float*>(s + Lay::aOff + g * Lay::aStride) + kb * 32 + 4 * t;
-                const float4 lg = lds<float4>(ap), hg = lds<float4>(ap + 16);
-                const float4 lh = lds<float4>(ap + 2 * Lay::aStride), hh = lds<float4>(ap + 2 * Lay::aStride + 16);
-                constexpr bool kNibbles = QB == 16;
-                auto frag = [](const float4& a, const float4& b, uint32_t (&f)[4]) {
-                    if constexpr (kNibbles) {
-                        f[0] = packHalves(a.x, a.z), f[1] = packHalves(b.x, b.z);
-                        f[2] = packHalves(a.y, a.w), f[3] = packHalves(b.y, b.w);
-                    } else {
-                        f[0] = packHalves(a.x, a.y), f[1] = packHalves(b.x, b.y);
-                        f[2] = packHalves(a.z, a.w), f[3] = packHalves(b.z, b.w);
-                    }
-                };
-                uint32_t a1[4], a2[4];
-                frag(lg, lh, a1);
-                frag(hg, hh, a2);
-                // The tokens' block sums (for the formats with a min): a product with ones.
-                float sumG = 0.0f, sumH = 0.0f;
-                if constexpr (F == DevFormat::Q4_1 || F == DevFormat::Q8_16) {
-                    float c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-                    mma16816(c, a1, 0x3C003C00u, 0x3C003C00u);
-                    mma16816(c, a2, 0x3C003C00u, 0x3C003C00u);
-                    sumG = c[0];
-                    sumH = c[2];
-                }
-#pragma unroll
-                for (int n = 0; n < 4; ++n) {
-                    const int rl = warp * 32 + n * 8;
-                    const unsigned char* wp = s + Lay::wOff + (rl + g) * Lay::wStride + kb * QB + 4 * t;
-                    const unsigned char* s0 = s + Lay::sOff + (rl + 2 * t) * Lay::sRow + kb * SB;
-                    const unsigned char* s1 = s0 + Lay::sRow;
-                    float lo[4] = {0.0f, 0.0f, 0.0f, 0.0f}, hi[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-                    if constexpr (kNibbles) {
-                        const uint32_t word = lds<uint32_t>(wp);
-                        const uint32_t bias = F == DevFormat::Q4_0 ? 0x64086408u : 0x64006400u;  // 1032 (code - 8) or 1024
-                        mma16816(lo, a1, nibblesAsHalves(word, 0, bias), nibblesAsHalves(word, 8, bias));
-                        mma16816(lo, a2, nibblesAsHalves(word, 4, bias), nibblesAsHalves(word, 12, bias));
-                    } else {
-                        const uint32_t w0 = lds<uint32_t>(wp), w1 = lds<uint32_t>(wp + 16);
-                        mma16816(lo, a1, bytesAsHalves(w0, 0x5140), bytesAsHalves(w0, 0x5342));
-                        if constexpr (F == DevFormat::Q8_16)  // values 16-31 have their own scale
-                            mma16816(hi, a2, bytesAsHalves(w1, 0x5140), bytesAsHalves(w1, 0x5342));
-                        else
-                            mma16816(lo, a2, bytesAsHalves(w1, 0x5140), bytesAsHalves(w1, 0x5342));
-                    }
-                    // C: tokens g (0, 1) and g + 8 (2, 3), rows 2t (0, 2) and 2t + 1 (1, 3).
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) {
-                        const unsigned char* sp = (e & 1) ? s1 : s0;
-                        const float sum = e < 2 ? sumG : sumH;
-                        if constexpr (F == DevFormat::Q4_0 || F == DevFormat::Q8_0) {
-                            acc[0][n][e] += __half2float(lds<__half>(sp)) * lo[e];
-                        } else if constexpr (F == DevFormat::Q4_1) {
-                            const float2 dm = __half22float2(lds<__half2>(sp));
-                            acc[0][n][e] += dm.x * lo[e] + dm.y * sum;
-                        } else {
-                            const float2 d = __half22float2(lds<__half2>(sp));
-                            acc[0][n][e] += d.x * lo[e] + d.y * hi[e] + __low2float(lds<__half2>(sp + 4)) * sum;
-                        }
-                    }
-                }
-            }
-        } else {
         // Wide token tiles keep one block's fragments live at a time (registers).
-#pragma unroll(MT >= 4 || MINB >= 4 ? 1 : kStageBlocks)
+#pragma unroll(MT >= 4 ? 1 : kStageBlocks)
         for (int kb = 0; kb < kStageBlocks; ++kb) {
             uint32_t a[MT][4];
             float2 ma[MT], mb[MT];
@@ -300,7 +202,6 @@ __global__ void __launch_bounds__(kWarps * 32, MINB)
                     acc[m][n][3] += scaledDot<F>(lo[3], hi[3], s1, mb[m]);
                 }
             }
-        }
         }
     }
     cpAsyncWait<0>();
@@ -382,14 +283,14 @@ bool ensureWorkspace(cudaStream_t stream, size_t floats, size_t counters, Worksp
     return true;
 }
 
-template <DevFormat F, int MT, bool HALF, int MINB = 1>
-void launchTiled(const TiledJobs& jobs, const float* x, Q8Act xq, int64_t tokens, cudaStream_t stream) {
-    using Lay = Layout<F, MT, HALF>;
+template <DevFormat F, int MT>
+void launchTiled(const TiledJobs& jobs, Q8Act xq, int64_t tokens, cudaStream_t stream) {
+    using Lay = Layout<F, MT>;
     static bool optedIn[16] = {};
     int dev = 0;
     cudaGetDevice(&dev);
     if (!optedIn[dev & 15]) {
-        cudaFuncSetAttribute(gemmTiledKernel<F, MT, HALF, MINB>, cudaFuncAttributeMaxDynamicSharedMemorySize, Lay::smemBytes);
+        cudaFuncSetAttribute(gemmTiledKernel<F, MT>, cudaFuncAttributeMaxDynamicSharedMemorySize, Lay::smemBytes);
         optedIn[dev & 15] = true;
     }
     const unsigned tiles = jobs.total, tokenTiles = ceilDiv(tokens, Lay::kTokens);
@@ -403,29 +304,15 @@ void launchTiled(const TiledJobs& jobs, const float* x, Q8Act xq, int64_t tokens
                          static_cast<size_t>(tiles) * tokenTiles, ws))
         splits = 1;
     const dim3 grid(tokenTiles, tiles, static_cast<unsigned>(splits));
-    launchKSmem(gemmTiledKernel<F, MT, HALF, MINB>, grid, dim3(kWarps * 32), Lay::smemBytes, stream, jobs, x, xq, tokens,
-                splits, ws.partials, ws.counters);
-}
-
-// KESTREL_CUDA_GEMM_VARIANT (to compare): "half" takes up to 16 tokens as F16, "minb3" keeps
-// the int8 kernel at <= 168 registers (3 blocks per SM).
-int gemmVariant() {
-    static const int v = [] {
-        const char* e = std::getenv("KESTREL_CUDA_GEMM_VARIANT");
-        if (!e) return 0;
-        const std::string s = e;
-        return s == "half" ? 1 : s == "minb3" ? 2 : 0;
-    }();
-    return v;
+    launchKSmem(gemmTiledKernel<F, MT>, grid, dim3(kWarps * 32), Lay::smemBytes, stream, jobs, xq, tokens, splits,
+                ws.partials, ws.counters);
 }
 
 template <DevFormat F>
-void launchFormat(const TiledJobs& jobs, const float* x, Q8Act xq, int64_t tokens, cudaStream_t s) {
-    if (tokens <= 16 && gemmVariant() == 1) launchTiled<F, 1, true, 3>(jobs, x, xq, tokens, s);
-    else if (tokens <= 16 && gemmVariant() == 2) launchTiled<F, 1, false, 3>(jobs, x, xq, tokens, s);
-    else if (tokens <= 16) launchTiled<F, 1, false>(jobs, x, xq, tokens, s);
-    else if (tokens <= 32) launchTiled<F, 2, false>(jobs, x, xq, tokens, s);
-    else launchTiled<F, 4, false>(jobs, x, xq, tokens, s);
+void launchFormat(const TiledJobs& jobs, Q8Act xq, int64_t tokens, cudaStream_t s) {
+    if (tokens <= 16) launchTiled<F, 1>(jobs, xq, tokens, s);
+    else if (tokens <= 32) launchTiled<F, 2>(jobs, xq, tokens, s);
+    else launchTiled<F, 4>(jobs, xq, tokens, s);
 }
 
 }  // namespace
@@ -440,11 +327,11 @@ bool gemmTiledFits(const DevMatrix& w) {
            aligned(w.scales) && deviceMajor() >= 8;
 }
 
-void launchGemmTiled(const GemvJob* list, int count, const float* x, Q8Act xq, int64_t tokens, cudaStream_t stream) {
+void launchGemmTiled(const GemvJob* list, int count, Q8Act xq, int64_t tokens, cudaStream_t stream) {
     if (tokens <= 0 || count <= 0) return;
     const TiledJobs jobs = tileJobs(list, count, kRows);
     if (jobs.total == 0) return;
-    forIntegerFormat(jobs.j[0].w.format, [&](auto format) { launchFormat<decltype(format)::value>(jobs, x, xq, tokens, stream); });
+    forIntegerFormat(jobs.j[0].w.format, [&](auto format) { launchFormat<decltype(format)::value>(jobs, xq, tokens, stream); });
 }
 
 }  // namespace kestrel::cuda

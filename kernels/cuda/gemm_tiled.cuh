@@ -29,6 +29,6 @@ namespace kestrel::cuda {
 bool gemmTiledFits(const DevMatrix& w);
 
 // As launchGemmMma (gemm_mma.cuh).
-void launchGemmTiled(const GemvJob* jobs, int count, const float* x, Q8Act xq, int64_t tokens, cudaStream_t stream);
+void launchGemmTiled(const GemvJob* jobs, int count, Q8Act xq, int64_t tokens, cudaStream_t stream);
 
 }  // namespace kestrel::cuda

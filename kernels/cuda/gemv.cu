@@ -6,7 +6,10 @@
 // once per block.
 #include "gemm_mma.cuh"
 #include "gemv_dot.cuh"
+#include "gemv_split.cuh"
 #include "ops.cuh"
+
+#include <algorithm>
 
 namespace kestrel::cuda {
 namespace {
@@ -95,6 +98,45 @@ __device__ __forceinline__ float gluAct(float g, GluAct act) {
     const float u = 1.5957691216057308f * (g + 0.044715f * g * g * g);  // 2 sqrt(2/pi) (..)
     return g / (1.0f + __expf(-u));
 }
+
+// One token through the split-row kernel (gemv_split.cuh): task k is row k of the jobs in turn.
+struct PlainTask {
+    static constexpr int M = 1;
+    Jobs jobs;
+    int64_t count, cols;
+    __device__ __forceinline__ int job(int64_t& k) const {
+        int j = 0;
+        while (j + 1 < jobs.count && k >= jobs.j[j].w.rows) k -= jobs.j[j++].w.rows;
+        return j;
+    }
+    __device__ __forceinline__ void rows(int64_t k, DevMatrix (&w)[1], int64_t (&r)[1]) const {
+        w[0] = jobs.j[job(k)].w;
+        r[0] = k;
+    }
+    __device__ __forceinline__ void finish(int64_t k, const float (&v)[1]) const {
+        const int j = job(k);
+        jobs.j[j].y[k] = v[0];
+    }
+};
+
+// Task k: row k of gate and of up, then the activation product.
+struct GluTask {
+    static constexpr int M = 2;
+    DevMatrix gate, up;
+    float *gateOut, *upOut, *out;
+    GluAct act;
+    int64_t count, cols;
+    __device__ __forceinline__ void rows(int64_t k, DevMatrix (&w)[2], int64_t (&r)[2]) const {
+        w[0] = gate;
+        w[1] = up;
+        r[0] = r[1] = k;
+    }
+    __device__ __forceinline__ void finish(int64_t k, const float (&v)[2]) const {
+        gateOut[k] = v[0];
+        upOut[k] = v[1];
+        out[k] = gluAct(v[0], act) * v[1];
+    }
+};
 
 template <DevFormat F, int NT>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
@@ -226,6 +268,28 @@ __global__ void embedKernel(DevMatrix table, const int32_t* __restrict__ ids, in
 
 }  // namespace
 
+void addPrefetch(L2Prefetch& pf, const DevMatrix& w, int64_t rows) {
+    rows = std::min(rows, w.rows);
+    if (rows <= 0) return;
+    const int64_t blocks = rows * (w.cols / 32);
+    int64_t qBytes = 0, sBytes = 0;
+    switch (w.format) {
+    case DevFormat::Q4_0: qBytes = blocks * 16; sBytes = blocks * 2; break;
+    case DevFormat::Q4_1: qBytes = blocks * 16; sBytes = blocks * 4; break;
+    case DevFormat::Q8_0: qBytes = blocks * 32; sBytes = blocks * 2; break;
+    case DevFormat::Q8_16: qBytes = blocks * 32; sBytes = blocks * 8; break;
+    case DevFormat::F16: qBytes = rows * w.cols * 2; break;
+    }
+    const auto add = [&](const void* p, int64_t bytes) {
+        if (p && bytes >= 16 && pf.count < L2Prefetch::kMaxRanges && (reinterpret_cast<uintptr_t>(p) & 15) == 0) {
+            pf.p[pf.count] = p;
+            pf.bytes[pf.count++] = static_cast<uint64_t>(bytes);
+        }
+    };
+    add(w.qs, qBytes);
+    add(w.scales, sBytes);
+}
+
 void launchQuantizeQ8(const float* x, int64_t tokens, int64_t cols, int8_t* q, float2* meta, cudaStream_t stream) {
     const int64_t nb = cols / 32, blocks = tokens * nb;
     if (blocks == 0) return;
@@ -233,10 +297,11 @@ void launchQuantizeQ8(const float* x, int64_t tokens, int64_t cols, int8_t* q, f
     launchK(quantizeQ8Kernel, dim3(ceilDiv(quads, 256)), dim3(256), stream, x, quads, q, meta);
 }
 
-void launchGemv(const GemvJob* list, int count, const float* x, Q8Act xq, int64_t tokens, cudaStream_t stream) {
+void launchGemv(const GemvJob* list, int count, const float* x, Q8Act xq, int64_t tokens, cudaStream_t stream,
+                const L2Prefetch* next) {
     if (tokens <= 0 || count <= 0) return;
     if (gemmMmaFits(list[0].w, tokens)) {
-        launchGemmMma(list, count, x, xq, tokens, stream);
+        launchGemmMma(list, count, xq, tokens, stream);
         return;
     }
     Jobs jobs{};
@@ -246,23 +311,32 @@ void launchGemv(const GemvJob* list, int count, const float* x, Q8Act xq, int64_
         total += list[i].w.rows;
     }
     jobs.count = count < 3 ? count : 3;
-    if (tokens == 1) gemvDispatchNT<1>(jobs, total, x, xq, tokens, stream);
+    bool split = tokens == 1;
+    for (int i = 0; i < jobs.count; ++i)
+        split = split && list[i].w.format == list[0].w.format && list[i].w.cols == list[0].w.cols &&
+               gemvsplit::splitFits(list[i].w.format, list[i].w.cols);
+    if (split) gemvsplit::launchSplit(PlainTask{jobs, total, list[0].w.cols}, list[0].w.format, xq, stream, next);
+    else if (tokens == 1) gemvDispatchNT<1>(jobs, total, x, xq, tokens, stream);
     else if (tokens == 2) gemvDispatchNT<2>(jobs, total, x, xq, tokens, stream);
     else if (tokens <= 4) gemvDispatchNT<4>(jobs, total, x, xq, tokens, stream);
     else gemvDispatchNT<8>(jobs, total, x, xq, tokens, stream);
 }
 
 void launchGemvGlu(const DevMatrix& gate, const DevMatrix& up, const float* x, Q8Act xq, int64_t tokens,
-                   float* gateOut, float* upOut, float* out, GluAct act, cudaStream_t stream) {
+                   float* gateOut, float* upOut, float* out, GluAct act, cudaStream_t stream, const L2Prefetch* next) {
     if (tokens <= 0) return;
     if (gemmMmaFits(gate, tokens)) {
         // Gate and up as two jobs of one tensor-core launch, then the activation.
         const GemvJob jobs[2] = {{gate, gateOut}, {up, upOut}};
-        launchGemmMma(jobs, 2, x, xq, tokens, stream);
+        launchGemmMma(jobs, 2, xq, tokens, stream);
         launchGlu(gateOut, upOut, out, tokens * gate.rows, act, stream);
         return;
     }
-    if (tokens == 1) gluDispatchNT<1>(gate, up, x, xq, tokens, gateOut, upOut, out, act, stream);
+    if (tokens == 1 && up.format == gate.format && up.cols == gate.cols && up.rows == gate.rows &&
+        gemvsplit::splitFits(gate.format, gate.cols))
+        gemvsplit::launchSplit(GluTask{gate, up, gateOut, upOut, out, act, gate.rows, gate.cols}, gate.format, xq, stream,
+                               next);
+    else if (tokens == 1) gluDispatchNT<1>(gate, up, x, xq, tokens, gateOut, upOut, out, act, stream);
     else if (tokens == 2) gluDispatchNT<2>(gate, up, x, xq, tokens, gateOut, upOut, out, act, stream);
     else if (tokens <= 4) gluDispatchNT<4>(gate, up, x, xq, tokens, gateOut, upOut, out, act, stream);
     else gluDispatchNT<8>(gate, up, x, xq, tokens, gateOut, upOut, out, act, stream);

@@ -36,6 +36,106 @@ __device__ __forceinline__ int dot16(uint4 w, int4 a, int s = 0) {
 
 __device__ __forceinline__ int dotQ8(uint4 w0, uint4 w1, int4 a0, int4 a1) { return dot16(w1, a1, dot16(w0, a0)); }
 
+// One 32-value block of an integer-format weight row, as loaded: quants
+// (w1: values 16-31 of the 8-bit formats), scale d (d1: Q8_16's scale of values
+// 16-31) and min m. Unused members are dead code per format.
+struct WBlock {
+    uint4 w0, w1;
+    float d, m, d1;
+};
+
+// A 16-byte weight load that does not allocate in L1: weights are read once per
+// step, and the activations the dot products re-read should keep L1 to themselves.
+__device__ __forceinline__ uint4 ldgStream(const void* p) {
+    uint4 v;
+    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(p));
+    return v;
+}
+__device__ __forceinline__ uint2 ldgStream8(const void* p) {
+    uint2 v;
+    asm("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
+    return v;
+}
+__device__ __forceinline__ uint32_t ldgStream4(const void* p) {
+    uint32_t v;
+    asm("ld.global.nc.L1::no_allocate.u32 %0, [%1];" : "=r"(v) : "l"(p));
+    return v;
+}
+__device__ __forceinline__ uint16_t ldgStream2(const void* p) {
+    uint16_t v;
+    asm("ld.global.nc.L1::no_allocate.u16 %0, [%1];" : "=h"(v) : "l"(p));
+    return v;
+}
+
+// Bytes per 32-value block of a format's quants and of its scales.
+template <DevFormat F>
+__host__ __device__ constexpr int quantBytes() { return F == DevFormat::Q8_0 || F == DevFormat::Q8_16 ? 32 : 16; }
+template <DevFormat F>
+__host__ __device__ constexpr int scaleBytes() { return F == DevFormat::Q8_16 ? 8 : F == DevFormat::Q4_1 ? 4 : 2; }
+
+// Block b of the row whose quants start at q and scales at sc; zeros when `ok`
+// is false, so a lane past the row's end adds nothing. STREAM: loads bypass L1.
+template <DevFormat F, bool STREAM = false>
+__device__ __forceinline__ void loadBlockAt(WBlock& o, const uint8_t* q, const uint8_t* sc, int64_t b, bool ok) {
+    o.w0 = o.w1 = make_uint4(0, 0, 0, 0);
+    o.d = o.m = o.d1 = 0.0f;
+    if (!ok) return;
+    const auto ld16 = [](const void* p) { return STREAM ? ldgStream(p) : __ldg(static_cast<const uint4*>(p)); };
+    const uint8_t* qp = q + b * quantBytes<F>();
+    const uint8_t* sp = sc + b * scaleBytes<F>();
+    o.w0 = ld16(qp);
+    if constexpr (F == DevFormat::Q8_0 || F == DevFormat::Q8_16) o.w1 = ld16(qp + 16);
+    if constexpr (F == DevFormat::Q8_16) {
+        const uint2 raw = STREAM ? ldgStream8(sp) : __ldg(reinterpret_cast<const uint2*>(sp));
+        const float2 dd = __half22float2(*reinterpret_cast<const __half2*>(&raw.x));
+        o.d = dd.x;
+        o.d1 = dd.y;
+        o.m = __low2float(*reinterpret_cast<const __half2*>(&raw.y));
+    } else if constexpr (F == DevFormat::Q4_1) {
+        const uint32_t raw = STREAM ? ldgStream4(sp) : __ldg(reinterpret_cast<const unsigned*>(sp));
+        const float2 dm = __half22float2(*reinterpret_cast<const __half2*>(&raw));
+        o.d = dm.x;
+        o.m = dm.y;
+    } else {
+        o.d = STREAM ? halfBits(ldgStream2(sp)) : __half2float(__ldg(reinterpret_cast<const __half*>(sp)));
+    }
+}
+
+// Where row r of w starts: its quants and its scales.
+template <DevFormat F>
+__device__ __forceinline__ void rowStart(const DevMatrix& w, int64_t r, const uint8_t*& q, const uint8_t*& sc) {
+    const int64_t first = r * (w.cols / 32);
+    q = static_cast<const uint8_t*>(w.qs) + first * quantBytes<F>();
+    sc = static_cast<const uint8_t*>(w.scales) + first * scaleBytes<F>();
+}
+
+// Block b of row r (nb blocks per row) of w (see loadBlockAt).
+template <DevFormat F, bool STREAM = false>
+__device__ __forceinline__ void loadBlock(WBlock& o, const DevMatrix& w, int64_t r, int64_t nb, int64_t b, bool ok) {
+    const uint8_t *q, *sc;
+    rowStart<F>(w, r, q, sc);
+    loadBlockAt<F, STREAM>(o, q, sc, b, ok);
+}
+
+// The block's dot product with int8 activations a0 (values 0-15), a1 (16-31)
+// whose quantisation meta is am = (scale, scale x sum of the quants).
+template <DevFormat F>
+__device__ __forceinline__ float dotBlock(const WBlock& w, int4 a0, int4 a1, float2 am) {
+    if constexpr (F == DevFormat::Q4_0) {
+        return w.d * (am.x * static_cast<float>(dotQ4(w.w0, a0, a1)) - 8.0f * am.y);
+    } else if constexpr (F == DevFormat::Q4_1) {
+        return w.d * am.x * static_cast<float>(dotQ4(w.w0, a0, a1)) + w.m * am.y;
+    } else if constexpr (F == DevFormat::Q8_16) {
+        const float lo = w.d * static_cast<float>(dot16(w.w0, a0));
+        const float hi = w.d1 * static_cast<float>(dot16(w.w1, a1));
+        return am.x * (lo + hi) + w.m * am.y;
+    } else {
+        return w.d * am.x * static_cast<float>(dotQ8(w.w0, w.w1, a0, a1));
+    }
+}
+
 // Integer formats, M (1 or 2) rows sharing the activation: row ra of wa and
 // (M == 2) row rb of wb, which may be the same matrix. All weight loads of a
 // chunk (for every row) are issued before the first is used, so a warp keeps
@@ -47,57 +147,23 @@ __device__ __forceinline__ void rowDotInt(const DevMatrix& wa, int64_t ra, const
                                           int64_t t0, int ntok, int lane, float (*acc)[NT]) {
     const int64_t cols = wa.cols;
     const int64_t nb = cols / 32;
-    constexpr int kChunk = CH;
     bool waited = false;
-    for (int64_t b0 = lane; b0 < nb || !waited; b0 += 32 * kChunk) {
-        uint4 w0[M][kChunk], w1[M][kChunk];
-        float d[M][kChunk], m[M][kChunk], d1[M][kChunk];  // d1: Q8_16's scale of values 16-31
+    for (int64_t b0 = lane; b0 < nb || !waited; b0 += 32 * CH) {
+        WBlock blk[M][CH];
 #pragma unroll
-        for (int mi = 0; mi < M; ++mi) {
-            const DevMatrix& w = mi == 0 ? wa : wb;
-            const int64_t r = mi == 0 ? ra : rb;
+        for (int mi = 0; mi < M; ++mi)
 #pragma unroll
-            for (int u = 0; u < kChunk; ++u) {
+            for (int u = 0; u < CH; ++u) {
                 const int64_t b = b0 + 32 * u;
-                w1[mi][u] = make_uint4(0, 0, 0, 0);
-                w0[mi][u] = make_uint4(0, 0, 0, 0);
-                m[mi][u] = 0.0f;
-                d[mi][u] = 0.0f;
-                d1[mi][u] = 0.0f;
-                if (b < nb) {
-                    if constexpr (F == DevFormat::Q8_0 || F == DevFormat::Q8_16) {
-                        const uint4* p = static_cast<const uint4*>(w.qs) + (r * nb + b) * 2;
-                        w0[mi][u] = __ldg(p);
-                        w1[mi][u] = __ldg(p + 1);
-                        if constexpr (F == DevFormat::Q8_16) {
-                            const uint2 raw = __ldg(static_cast<const uint2*>(w.scales) + r * nb + b);
-                            const float2 dd = __half22float2(*reinterpret_cast<const __half2*>(&raw.x));
-                            d[mi][u] = dd.x;
-                            d1[mi][u] = dd.y;
-                            m[mi][u] = __low2float(*reinterpret_cast<const __half2*>(&raw.y));
-                        } else {
-                            d[mi][u] = __half2float(static_cast<const __half*>(w.scales)[r * nb + b]);
-                        }
-                    } else {
-                        w0[mi][u] = __ldg(static_cast<const uint4*>(w.qs) + r * nb + b);
-                        if constexpr (F == DevFormat::Q4_1) {
-                            const float2 dm = __half22float2(static_cast<const __half2*>(w.scales)[r * nb + b]);
-                            d[mi][u] = dm.x;
-                            m[mi][u] = dm.y;
-                        } else {
-                            d[mi][u] = __half2float(static_cast<const __half*>(w.scales)[r * nb + b]);
-                        }
-                    }
-                }
+                loadBlock<F>(blk[mi][u], mi == 0 ? wa : wb, mi == 0 ? ra : rb, nb, b, b < nb);
             }
-        }
         if (!waited) {
             pdlWait();
             waited = true;
             if (b0 >= nb) break;
         }
 #pragma unroll
-        for (int u = 0; u < kChunk; ++u) {
+        for (int u = 0; u < CH; ++u) {
             const int64_t b = b0 + 32 * u;
             if (b >= nb) break;
 #pragma unroll
@@ -107,19 +173,7 @@ __device__ __forceinline__ void rowDotInt(const DevMatrix& wa, int64_t ra, const
                     const int4 a0 = ap[0], a1 = ap[1];
                     const float2 am = xq.meta[(t0 + t) * nb + b];
 #pragma unroll
-                    for (int mi = 0; mi < M; ++mi) {
-                        if constexpr (F == DevFormat::Q4_0) {
-                            acc[mi][t] += d[mi][u] * (am.x * static_cast<float>(dotQ4(w0[mi][u], a0, a1)) - 8.0f * am.y);
-                        } else if constexpr (F == DevFormat::Q4_1) {
-                            acc[mi][t] += d[mi][u] * am.x * static_cast<float>(dotQ4(w0[mi][u], a0, a1)) + m[mi][u] * am.y;
-                        } else if constexpr (F == DevFormat::Q8_16) {
-                            const float lo = d[mi][u] * static_cast<float>(dot16(w0[mi][u], a0));
-                            const float hi = d1[mi][u] * static_cast<float>(dot16(w1[mi][u], a1));
-                            acc[mi][t] += am.x * (lo + hi) + m[mi][u] * am.y;
-                        } else {
-                            acc[mi][t] += d[mi][u] * am.x * static_cast<float>(dotQ8(w0[mi][u], w1[mi][u], a0, a1));
-                        }
-                    }
+                    for (int mi = 0; mi < M; ++mi) acc[mi][t] += dotBlock<F>(blk[mi][u], a0, a1, am);
                 }
             }
         }

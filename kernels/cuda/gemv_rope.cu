@@ -3,6 +3,7 @@
 // plain one-row GEMV, which is what the short Q, K, V matrices (one load round
 // per row) are limited by.
 #include "gemv_dot.cuh"
+#include "gemv_split.cuh"
 #include "gemv_rope.cuh"
 
 namespace kestrel::cuda {
@@ -31,23 +32,12 @@ __device__ __forceinline__ bool ropePair(int64_t pair, const QkvRope& rk, int64_
     return false;
 }
 
-template <DevFormat F>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32)
-    gemvQkvRopeKernel(QkvJobs jobs, Q8Act xq, QkvRope rk) {
-    const int lane = threadIdx.x & 31;
-    int64_t pair = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
-    int j = 0;
-    while (j < 3 && pair >= jobs.j[j].w.rows / 2) pair -= jobs.j[j++].w.rows / 2;
-    if (j >= 3) return;
-    pdlTrigger();
-    const GemvJob& job = jobs.j[j];
+// Pair `pair` of job j (q 0, k 1, v 2) is done: rotate q and k, store k and v in the cache.
+__device__ __forceinline__ void storeQkvPair(const QkvJobs& jobs, const QkvRope& rk, int j, int64_t pair, float v0,
+                                             float v1) {
     int64_t r0, r1;
     int e;
     const bool rotate = ropePair(pair, rk, r0, r1, e) && j < 2;  // q and k rotate, v does not
-    float acc[2][1] = {{0.0f}, {0.0f}};
-    gemvdev::rowDotInt<F, 1, 2, 4>(job.w, r0, job.w, r1, xq, 0, 1, lane, acc);
-    float v0 = warpSum(acc[0][0]), v1 = warpSum(acc[1][0]);
-    if (lane != 0) return;
     const int p = rk.positions[0];
     if (rotate) {  // same arithmetic as ropeStoreHeadKernel (ops.cu)
         float s, c;
@@ -64,9 +54,52 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
         kvStoreValue(rk.kv, slab, off + r0, v0);
         kvStoreValue(rk.kv, slab, off + r1, v1);
     }
-    job.y[r0] = v0;
-    job.y[r1] = v1;
+    jobs.j[j].y[r0] = v0;
+    jobs.j[j].y[r1] = v1;
 }
+
+// The job of pair index `pair` over all three jobs (pair becomes the index within it).
+__device__ __forceinline__ int jobOfPair(const QkvJobs& jobs, int64_t& pair) {
+    int j = 0;
+    while (j < 2 && pair >= jobs.j[j].w.rows / 2) pair -= jobs.j[j++].w.rows / 2;
+    return j;
+}
+
+template <DevFormat F>
+__global__ void __launch_bounds__(kWarpsPerBlock * 32)
+    gemvQkvRopeKernel(QkvJobs jobs, Q8Act xq, QkvRope rk) {
+    const int lane = threadIdx.x & 31;
+    int64_t pair = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+    if (pair >= jobs.j[0].w.rows / 2 + jobs.j[1].w.rows / 2 + jobs.j[2].w.rows / 2) return;
+    const int j = jobOfPair(jobs, pair);
+    pdlTrigger();
+    const GemvJob& job = jobs.j[j];
+    int64_t r0, r1;
+    int e;
+    ropePair(pair, rk, r0, r1, e);
+    float acc[2][1] = {{0.0f}, {0.0f}};
+    gemvdev::rowDotInt<F, 1, 2, 4>(job.w, r0, job.w, r1, xq, 0, 1, lane, acc);
+    const float v0 = warpSum(acc[0][0]), v1 = warpSum(acc[1][0]);
+    if (lane == 0) storeQkvPair(jobs, rk, j, pair, v0, v1);
+}
+
+// The same through the split-row kernel (gemv_split.cuh): task k is pair k.
+struct QkvRopeTask {
+    static constexpr int M = 2;
+    QkvJobs jobs;
+    QkvRope rk;
+    int64_t count, cols;
+    __device__ __forceinline__ void rows(int64_t k, DevMatrix (&w)[2], int64_t (&r)[2]) const {
+        const int j = jobOfPair(jobs, k);
+        int e;
+        ropePair(k, rk, r[0], r[1], e);
+        w[0] = w[1] = jobs.j[j].w;
+    }
+    __device__ __forceinline__ void finish(int64_t k, const float (&v)[2]) const {
+        const int j = jobOfPair(jobs, k);
+        storeQkvPair(jobs, rk, j, k, v[0], v[1]);
+    }
+};
 
 }  // namespace
 
@@ -80,7 +113,8 @@ bool gemvQkvRopeFits(const GemvJob (&jobs)[3], int64_t tokens, const QkvRope& ro
            jobs[1].w.rows % hd == 0 && jobs[2].w.rows == jobs[1].w.rows;
 }
 
-void launchGemvQkvRope(const GemvJob (&jobs)[3], Q8Act xq, const QkvRope& rope, cudaStream_t stream) {
+void launchGemvQkvRope(const GemvJob (&jobs)[3], Q8Act xq, const QkvRope& rope, cudaStream_t stream,
+                       const L2Prefetch* next) {
     QkvJobs qj{};
     int64_t pairs = 0;
     for (int i = 0; i < 3; ++i) {
@@ -88,6 +122,10 @@ void launchGemvQkvRope(const GemvJob (&jobs)[3], Q8Act xq, const QkvRope& rope, 
         pairs += jobs[i].w.rows / 2;
     }
     if (pairs == 0) return;
+    if (gemvsplit::splitFits(jobs[0].w.format, jobs[0].w.cols)) {
+        gemvsplit::launchSplit(QkvRopeTask{qj, rope, pairs, jobs[0].w.cols}, jobs[0].w.format, xq, stream, next);
+        return;
+    }
     const dim3 grid(ceilDiv(pairs, kWarpsPerBlock)), block(kWarpsPerBlock * 32);
     switch (jobs[0].w.format) {
     case DevFormat::Q4_0: launchK(gemvQkvRopeKernel<DevFormat::Q4_0>, grid, block, stream, qj, xq, rope); break;

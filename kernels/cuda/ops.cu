@@ -70,10 +70,18 @@ template <int CPT>
 __global__ void __launch_bounds__(1024)
     rmsNormRegKernel(const float* x, const float* addB, float* sumOut, const float* __restrict__ gamma, float eps,
                      float* y, int64_t groupSize, int8_t* q8, float2* q8meta) {
-    pdlWait();
-    pdlTrigger();
     const int64_t g = blockIdx.x;
     const int nch = static_cast<int>(groupSize / 4);
+    // gamma is a weight: read before the wait, its latency under the previous kernel's tail.
+    const float4* gr = reinterpret_cast<const float4*>(gamma);
+    float4 gm[CPT];
+#pragma unroll
+    for (int k = 0; k < CPT; ++k) {
+        const int c = k * blockDim.x + threadIdx.x;
+        gm[k] = c < nch ? gr[c] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+    pdlWait();
+    pdlTrigger();
     const float4* xr = reinterpret_cast<const float4*>(x + g * groupSize);
     const float4* br = addB ? reinterpret_cast<const float4*>(addB + g * groupSize) : nullptr;
     float4 v[CPT];
@@ -105,7 +113,6 @@ __global__ void __launch_bounds__(1024)
     }
     __syncthreads();
     const float inv = rsqrtf(partial[0] / static_cast<float>(groupSize) + eps);
-    const float4* gr = reinterpret_cast<const float4*>(gamma);
     float4* yr = reinterpret_cast<float4*>(y + g * groupSize);
     float4* sr = addB ? reinterpret_cast<float4*>(sumOut + g * groupSize) : nullptr;
 #pragma unroll
@@ -114,8 +121,7 @@ __global__ void __launch_bounds__(1024)
         const bool ok = c < nch;
         float4 o = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         if (ok) {
-            const float4 gm = gr[c];
-            o = make_float4(v[k].x * inv * gm.x, v[k].y * inv * gm.y, v[k].z * inv * gm.z, v[k].w * inv * gm.w);
+            o = make_float4(v[k].x * inv * gm[k].x, v[k].y * inv * gm[k].y, v[k].z * inv * gm[k].z, v[k].w * inv * gm[k].w);
             if (sr) sr[c] = v[k];
             yr[c] = o;
         }

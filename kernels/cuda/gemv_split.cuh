@@ -1,0 +1,182 @@
+// The one-token GEMV of decode with each row split over several warps (device
+// code and its host launcher; included by gemv.cu and gemv_rope.cu only).
+//
+// Why: at one token a step reads every weight once, so the GEMVs should run at
+// DRAM bandwidth. The warp-per-row kernel (gemv.cu) walks a 14336-wide row
+// (llama3-8b's ffn down) in four rounds of load, wait, multiply: 4096 warps,
+// one wave, 1.8 TB/s under ncu on an H200, where the logits GEMV (4096-wide
+// rows, one round per warp, many waves) reaches 3.9 TB/s. A software-pipelined
+// version (a ring of register buffers per warp, activations staged in shared
+// memory) was measured no faster (docs/PERFORMANCE.md): the kernels are bound
+// by latency per warp, not by bytes requested. So here every warp does one
+// round: row k's blocks are dealt to SPLIT warps of one block (CH blocks per
+// lane each), all of a warp's weight loads are issued before pdlWait() and all
+// of its activation loads right after it, and the SPLIT partial sums meet in
+// shared memory. Many short warps over several waves keep DRAM busy the way the
+// logits GEMV does.
+//
+// A Task says which rows a warp multiplies and what happens to the result:
+//   static constexpr int M;            rows multiplied together (1, or 2 for gate
+//                                      and up, or RoPE's two partner rows)
+//   int64_t count, cols;               tasks, and the activation's length
+//   void rows(k, DevMatrix (&w)[M], int64_t (&r)[M]) const;   task k's rows
+//   void finish(k, const float (&v)[M]) const;  called once per task with the sums
+#pragma once
+
+#include "gemv_dot.cuh"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace kestrel::cuda::gemvsplit {
+
+using gemvdev::WBlock;
+
+constexpr int kMaxWarps = 8;  // per block
+
+constexpr uint64_t kPrefetchPiece = 8192;
+
+// This block's share of `pf` when it is one of the grid's last `tail` blocks.
+__device__ __forceinline__ void prefetchShare(const L2Prefetch& pf, int tail) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    const int first = static_cast<int>(gridDim.x) - tail;
+    if (static_cast<int>(blockIdx.x) < first) return;
+    const uint64_t slice = blockIdx.x - first;
+    for (int i = 0; i < pf.count; ++i) {
+        const uint64_t per = (pf.bytes[i] / tail + 15) & ~uint64_t(15);
+        const uint64_t off = slice * per;
+        if (off >= pf.bytes[i]) continue;
+        const uint64_t n = (per < pf.bytes[i] - off ? per : pf.bytes[i] - off) & ~uint64_t(15);
+        if (n == 0) continue;
+        const char* a = static_cast<const char*>(pf.p[i]) + off;
+        for (uint64_t done = 0; done < n; done += kPrefetchPiece) {  // pieces of a size TMA handles in one go
+            const uint32_t len = static_cast<uint32_t>(n - done < kPrefetchPiece ? n - done : kPrefetchPiece);
+            asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a + done), "r"(len) : "memory");
+        }
+    }
+#endif
+}
+
+template <class Task, DevFormat F, int CH>
+__global__ void __launch_bounds__(kMaxWarps * 32)
+    gemvSplitKernel(Task task, Q8Act xq, int split, L2Prefetch next, int prefetchTail) {
+    constexpr int M = Task::M;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int perBlock = blockDim.x / 32 / split;  // tasks per block
+    const int nb = static_cast<int>(task.cols / 32);
+    const int64_t k = static_cast<int64_t>(blockIdx.x) * perBlock + warp / split;
+    const int part = warp % split;
+    const bool active = k < task.count;
+    pdlTrigger();
+
+    // Lane's blocks: part * 32 + lane + 32 * split * c for c < CH.
+    WBlock w[M][CH];
+    bool has[CH];
+#pragma unroll
+    for (int c = 0; c < CH; ++c) has[c] = active && part * 32 + lane + 32 * split * c < nb;
+    if (active) {
+        DevMatrix mats[M];
+        int64_t rows[M];
+        task.rows(k, mats, rows);
+#pragma unroll
+        for (int mi = 0; mi < M; ++mi) {
+            const uint8_t *q, *sc;
+            gemvdev::rowStart<F>(mats[mi], rows[mi], q, sc);
+#pragma unroll
+            for (int c = 0; c < CH; ++c)
+                gemvdev::loadBlockAt<F, true>(w[mi][c], q, sc, part * 32 + lane + 32 * split * c, has[c]);
+        }
+    }
+    pdlWait();  // the activations come from the previous kernel
+    int4 a0[CH], a1[CH];
+    float2 am[CH];
+#pragma unroll
+    for (int c = 0; c < CH; ++c) {
+        a0[c] = a1[c] = make_int4(0, 0, 0, 0);
+        am[c] = make_float2(0.0f, 0.0f);
+        if (has[c]) {
+            const int b = part * 32 + lane + 32 * split * c;
+            const int4* ap = reinterpret_cast<const int4*>(xq.q + static_cast<int64_t>(b) * 32);
+            a0[c] = ap[0];
+            a1[c] = ap[1];
+            am[c] = xq.meta[b];
+        }
+    }
+    float acc[M];
+#pragma unroll
+    for (int mi = 0; mi < M; ++mi) {
+        acc[mi] = 0.0f;
+#pragma unroll
+        for (int c = 0; c < CH; ++c) acc[mi] += gemvdev::dotBlock<F>(w[mi][c], a0[c], a1[c], am[c]);
+        acc[mi] = warpSum(acc[mi]);
+    }
+    if (threadIdx.x == 0 && next.count > 0) prefetchShare(next, prefetchTail);
+    __shared__ float partial[kMaxWarps][M];
+    if (split > 1) {
+        if (lane == 0)
+#pragma unroll
+            for (int mi = 0; mi < M; ++mi) partial[warp][mi] = acc[mi];
+        __syncthreads();
+        if (part != 0 || lane != 0 || !active) return;
+#pragma unroll
+        for (int mi = 0; mi < M; ++mi) {
+            float s = 0.0f;
+            for (int p = 0; p < split; ++p) s += partial[warp + p][mi];
+            acc[mi] = s;
+        }
+    } else if (lane != 0 || !active) {
+        return;
+    }
+    task.finish(k, acc);
+}
+
+// KESTREL_CUDA_GEMV_SPLIT: "0" turns the split kernel off (gemv.cu's warp-per-row
+// kernels serve), "2" or "4" fixes the blocks per lane (to compare). By default 4
+// (measured +4 % on llama3-8b against 2), 2 for rows under 4096 values, where 4 would
+// leave most lanes idle (smollm2's 576: -5 %).
+inline int splitBlocksPerLane(int64_t cols) {
+    static const int v = [] {
+        const char* e = std::getenv("KESTREL_CUDA_GEMV_SPLIT");
+        return e && (e[0] == '0' || e[0] == '2' || e[0] == '4') ? e[0] - '0' : -1;
+    }();
+    return v >= 0 ? v : cols >= 4096 ? 4 : 2;
+}
+
+// Warps per row for `cols` at `ch` blocks per lane (0: more than one block holds).
+inline int warpsPerRow(int64_t cols, int ch) {
+    const int64_t s = (cols / 32 + 32 * ch - 1) / (32 * ch);
+    return s <= kMaxWarps ? static_cast<int>(s) : 0;
+}
+
+inline bool splitFits(DevFormat f, int64_t cols) {
+    const int ch = splitBlocksPerLane(cols);
+    return ch > 0 && f != DevFormat::F16 && cols % 32 == 0 && cols > 0 && warpsPerRow(cols, ch) > 0;
+}
+
+template <class Task, DevFormat F>
+void launchSplitFormat(const Task& task, Q8Act xq, const L2Prefetch& next, cudaStream_t stream) {
+    const int ch = splitBlocksPerLane(task.cols);
+    const int split = warpsPerRow(task.cols, ch);
+    const int perBlock = kMaxWarps / split;
+    const dim3 grid(ceilDiv(task.count, perBlock)), block(perBlock * split * 32);
+    // About one wave of blocks (<= 8 per SM at these sizes) prefetches.
+    const int tail = static_cast<int>(std::min<int64_t>(grid.x, 8 * static_cast<int64_t>(smCount())));
+    if (ch == 4) launchK(gemvSplitKernel<Task, F, 4>, grid, block, stream, task, xq, split, next, tail);
+    else launchK(gemvSplitKernel<Task, F, 2>, grid, block, stream, task, xq, split, next, tail);
+}
+
+// Runs `task` (splitFits must hold for its format and cols), then prefetches `next` if given.
+template <class Task>
+void launchSplit(const Task& task, DevFormat f, Q8Act xq, cudaStream_t stream, const L2Prefetch* next = nullptr) {
+    if (task.count <= 0) return;
+    const L2Prefetch pf = next ? *next : L2Prefetch{};
+    switch (f) {
+    case DevFormat::Q4_0: launchSplitFormat<Task, DevFormat::Q4_0>(task, xq, pf, stream); break;
+    case DevFormat::Q4_1: launchSplitFormat<Task, DevFormat::Q4_1>(task, xq, pf, stream); break;
+    case DevFormat::Q8_0: launchSplitFormat<Task, DevFormat::Q8_0>(task, xq, pf, stream); break;
+    case DevFormat::Q8_16: launchSplitFormat<Task, DevFormat::Q8_16>(task, xq, pf, stream); break;
+    case DevFormat::F16: break;  // excluded by splitFits
+    }
+}
+
+}  // namespace kestrel::cuda::gemvsplit
