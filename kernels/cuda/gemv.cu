@@ -9,8 +9,6 @@
 #include "gemv_split.cuh"
 #include "ops.cuh"
 
-#include <algorithm>
-
 namespace kestrel::cuda {
 namespace {
 
@@ -268,28 +266,6 @@ __global__ void embedKernel(DevMatrix table, const int32_t* __restrict__ ids, in
 
 }  // namespace
 
-void addPrefetch(L2Prefetch& pf, const DevMatrix& w, int64_t rows) {
-    rows = std::min(rows, w.rows);
-    if (rows <= 0) return;
-    const int64_t blocks = rows * (w.cols / 32);
-    int64_t qBytes = 0, sBytes = 0;
-    switch (w.format) {
-    case DevFormat::Q4_0: qBytes = blocks * 16; sBytes = blocks * 2; break;
-    case DevFormat::Q4_1: qBytes = blocks * 16; sBytes = blocks * 4; break;
-    case DevFormat::Q8_0: qBytes = blocks * 32; sBytes = blocks * 2; break;
-    case DevFormat::Q8_16: qBytes = blocks * 32; sBytes = blocks * 8; break;
-    case DevFormat::F16: qBytes = rows * w.cols * 2; break;
-    }
-    const auto add = [&](const void* p, int64_t bytes) {
-        if (p && bytes >= 16 && pf.count < L2Prefetch::kMaxRanges && (reinterpret_cast<uintptr_t>(p) & 15) == 0) {
-            pf.p[pf.count] = p;
-            pf.bytes[pf.count++] = static_cast<uint64_t>(bytes);
-        }
-    };
-    add(w.qs, qBytes);
-    add(w.scales, sBytes);
-}
-
 void launchQuantizeQ8(const float* x, int64_t tokens, int64_t cols, int8_t* q, float2* meta, cudaStream_t stream) {
     const int64_t nb = cols / 32, blocks = tokens * nb;
     if (blocks == 0) return;
@@ -297,8 +273,7 @@ void launchQuantizeQ8(const float* x, int64_t tokens, int64_t cols, int8_t* q, f
     launchK(quantizeQ8Kernel, dim3(ceilDiv(quads, 256)), dim3(256), stream, x, quads, q, meta);
 }
 
-void launchGemv(const GemvJob* list, int count, const float* x, Q8Act xq, int64_t tokens, cudaStream_t stream,
-                const L2Prefetch* next) {
+void launchGemv(const GemvJob* list, int count, const float* x, Q8Act xq, int64_t tokens, cudaStream_t stream) {
     if (tokens <= 0 || count <= 0) return;
     if (gemmMmaFits(list[0].w, tokens)) {
         launchGemmMma(list, count, xq, tokens, stream);
@@ -315,7 +290,7 @@ void launchGemv(const GemvJob* list, int count, const float* x, Q8Act xq, int64_
     for (int i = 0; i < jobs.count; ++i)
         split = split && list[i].w.format == list[0].w.format && list[i].w.cols == list[0].w.cols &&
                gemvsplit::splitFits(list[i].w.format, list[i].w.cols);
-    if (split) gemvsplit::launchSplit(PlainTask{jobs, total, list[0].w.cols}, list[0].w.format, xq, stream, next);
+    if (split) gemvsplit::launchSplit(PlainTask{jobs, total, list[0].w.cols}, list[0].w.format, xq, stream);
     else if (tokens == 1) gemvDispatchNT<1>(jobs, total, x, xq, tokens, stream);
     else if (tokens == 2) gemvDispatchNT<2>(jobs, total, x, xq, tokens, stream);
     else if (tokens <= 4) gemvDispatchNT<4>(jobs, total, x, xq, tokens, stream);
@@ -323,7 +298,7 @@ void launchGemv(const GemvJob* list, int count, const float* x, Q8Act xq, int64_
 }
 
 void launchGemvGlu(const DevMatrix& gate, const DevMatrix& up, const float* x, Q8Act xq, int64_t tokens,
-                   float* gateOut, float* upOut, float* out, GluAct act, cudaStream_t stream, const L2Prefetch* next) {
+                   float* gateOut, float* upOut, float* out, GluAct act, cudaStream_t stream) {
     if (tokens <= 0) return;
     if (gemmMmaFits(gate, tokens)) {
         // Gate and up as two jobs of one tensor-core launch, then the activation.
@@ -334,8 +309,7 @@ void launchGemvGlu(const DevMatrix& gate, const DevMatrix& up, const float* x, Q
     }
     if (tokens == 1 && up.format == gate.format && up.cols == gate.cols && up.rows == gate.rows &&
         gemvsplit::splitFits(gate.format, gate.cols))
-        gemvsplit::launchSplit(GluTask{gate, up, gateOut, upOut, out, act, gate.rows, gate.cols}, gate.format, xq, stream,
-                               next);
+        gemvsplit::launchSplit(GluTask{gate, up, gateOut, upOut, out, act, gate.rows, gate.cols}, gate.format, xq, stream);
     else if (tokens == 1) gluDispatchNT<1>(gate, up, x, xq, tokens, gateOut, upOut, out, act, stream);
     else if (tokens == 2) gluDispatchNT<2>(gate, up, x, xq, tokens, gateOut, upOut, out, act, stream);
     else if (tokens <= 4) gluDispatchNT<4>(gate, up, x, xq, tokens, gateOut, upOut, out, act, stream);

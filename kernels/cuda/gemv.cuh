@@ -49,35 +49,17 @@ struct GemvJob {
     float* y = nullptr;  // [tokens, w.rows]
 };
 
-// Weights the next GEMV of a decode step will read, for the one-token GEMVs to
-// pull into L2 as they finish (cp.async.bulk.prefetch.L2): between two GEMVs run
-// the norms, attention and quantisation, which leave DRAM idle. Ranges are
-// 16-byte aligned; `tailBlocks` of the last blocks of the grid share the work
-// (the last wave, so the data is not evicted by the rest of this GEMV).
-struct L2Prefetch {
-    static constexpr int kMaxRanges = 6;
-    const void* p[kMaxRanges] = {};
-    uint64_t bytes[kMaxRanges] = {};
-    int count = 0;
-};
-
-// Adds the first `rows` rows of w (quants and scales) to pf, if a range is free.
-void addPrefetch(L2Prefetch& pf, const DevMatrix& w, int64_t rows);
-
 // Up to 3 products sharing one input (Q, K and V; or any weights of equal
 // cols and format) in one launch: y_j[t] = W_j x[t]. Integer formats read xq,
 // F16 reads x.
-// `next` (optional): what to prefetch into L2 at the end (one token only).
-void launchGemv(const GemvJob* jobs, int count, const float* x, Q8Act xq, int64_t tokens, cudaStream_t stream,
-                const L2Prefetch* next = nullptr);
+void launchGemv(const GemvJob* jobs, int count, const float* x, Q8Act xq, int64_t tokens, cudaStream_t stream);
 
 enum class GluAct : int32_t { Silu, GeluTanh };
 
 // Gate and up in one pass: gateOut = Wg x, upOut = Wu x, out = act(gate) * up
 // (out may be gateOut or upOut).
 void launchGemvGlu(const DevMatrix& gate, const DevMatrix& up, const float* x, Q8Act xq, int64_t tokens,
-                   float* gateOut, float* upOut, float* out, GluAct act, cudaStream_t stream,
-                   const L2Prefetch* next = nullptr);
+                   float* gateOut, float* upOut, float* out, GluAct act, cudaStream_t stream);
 
 // out[t] = row ids[t] of the table, dequantised. out is [tokens, cols].
 void launchEmbed(const DevMatrix& table, const int32_t* ids, int64_t tokens, float* out, cudaStream_t stream);

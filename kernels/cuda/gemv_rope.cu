@@ -113,8 +113,7 @@ bool gemvQkvRopeFits(const GemvJob (&jobs)[3], int64_t tokens, const QkvRope& ro
            jobs[1].w.rows % hd == 0 && jobs[2].w.rows == jobs[1].w.rows;
 }
 
-void launchGemvQkvRope(const GemvJob (&jobs)[3], Q8Act xq, const QkvRope& rope, cudaStream_t stream,
-                       const L2Prefetch* next) {
+void launchGemvQkvRope(const GemvJob (&jobs)[3], Q8Act xq, const QkvRope& rope, cudaStream_t stream) {
     QkvJobs qj{};
     int64_t pairs = 0;
     for (int i = 0; i < 3; ++i) {
@@ -123,7 +122,7 @@ void launchGemvQkvRope(const GemvJob (&jobs)[3], Q8Act xq, const QkvRope& rope, 
     }
     if (pairs == 0) return;
     if (gemvsplit::splitFits(jobs[0].w.format, jobs[0].w.cols)) {
-        gemvsplit::launchSplit(QkvRopeTask{qj, rope, pairs, jobs[0].w.cols}, jobs[0].w.format, xq, stream, next);
+        gemvsplit::launchSplit(QkvRopeTask{qj, rope, pairs, jobs[0].w.cols}, jobs[0].w.format, xq, stream);
         return;
     }
     const dim3 grid(ceilDiv(pairs, kWarpsPerBlock)), block(kWarpsPerBlock * 32);

@@ -29,7 +29,6 @@ bool gemvQkvRopeFits(const GemvJob (&jobs)[3], int64_t tokens, const QkvRope& ro
 
 // y_j = W_j x for q, k, v (x as int8, xq), then RoPE on q and k and the KV
 // write, as launchGemv + launchRopeStore would do for one token.
-void launchGemvQkvRope(const GemvJob (&jobs)[3], Q8Act xq, const QkvRope& rope, cudaStream_t stream,
-                       const L2Prefetch* next = nullptr);
+void launchGemvQkvRope(const GemvJob (&jobs)[3], Q8Act xq, const QkvRope& rope, cudaStream_t stream);
 
 }  // namespace kestrel::cuda

@@ -12,8 +12,9 @@
 // round: row k's blocks are dealt to SPLIT warps of one block (CH blocks per
 // lane each), all of a warp's weight loads are issued before pdlWait() and all
 // of its activation loads right after it, and the SPLIT partial sums meet in
-// shared memory. Many short warps over several waves keep DRAM busy the way the
-// logits GEMV does.
+// shared memory. Measured: +1-4 % on llama3-8b decode; the ffn-down kernel went
+// from 18.5 to 17.2 us at 79 % occupancy, so something other than warps in flight
+// still holds it (docs/PERFORMANCE.md).
 //
 // A Task says which rows a warp multiplies and what happens to the result:
 //   static constexpr int M;            rows multiplied together (1, or 2 for gate
@@ -25,7 +26,6 @@
 
 #include "gemv_dot.cuh"
 
-#include <algorithm>
 #include <cstdlib>
 
 namespace kestrel::cuda::gemvsplit {
@@ -34,32 +34,9 @@ using gemvdev::WBlock;
 
 constexpr int kMaxWarps = 8;  // per block
 
-constexpr uint64_t kPrefetchPiece = 8192;
-
-// This block's share of `pf` when it is one of the grid's last `tail` blocks.
-__device__ __forceinline__ void prefetchShare(const L2Prefetch& pf, int tail) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    const int first = static_cast<int>(gridDim.x) - tail;
-    if (static_cast<int>(blockIdx.x) < first) return;
-    const uint64_t slice = blockIdx.x - first;
-    for (int i = 0; i < pf.count; ++i) {
-        const uint64_t per = (pf.bytes[i] / tail + 15) & ~uint64_t(15);
-        const uint64_t off = slice * per;
-        if (off >= pf.bytes[i]) continue;
-        const uint64_t n = (per < pf.bytes[i] - off ? per : pf.bytes[i] - off) & ~uint64_t(15);
-        if (n == 0) continue;
-        const char* a = static_cast<const char*>(pf.p[i]) + off;
-        for (uint64_t done = 0; done < n; done += kPrefetchPiece) {  // pieces of a size TMA handles in one go
-            const uint32_t len = static_cast<uint32_t>(n - done < kPrefetchPiece ? n - done : kPrefetchPiece);
-            asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a + done), "r"(len) : "memory");
-        }
-    }
-#endif
-}
-
 template <class Task, DevFormat F, int CH>
 __global__ void __launch_bounds__(kMaxWarps * 32)
-    gemvSplitKernel(Task task, Q8Act xq, int split, L2Prefetch next, int prefetchTail) {
+    gemvSplitKernel(Task task, Q8Act xq, int split) {
     constexpr int M = Task::M;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int perBlock = blockDim.x / 32 / split;  // tasks per block
@@ -110,7 +87,6 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
         for (int c = 0; c < CH; ++c) acc[mi] += gemvdev::dotBlock<F>(w[mi][c], a0[c], a1[c], am[c]);
         acc[mi] = warpSum(acc[mi]);
     }
-    if (threadIdx.x == 0 && next.count > 0) prefetchShare(next, prefetchTail);
     __shared__ float partial[kMaxWarps][M];
     if (split > 1) {
         if (lane == 0)
@@ -131,15 +107,14 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
 }
 
 // KESTREL_CUDA_GEMV_SPLIT: "0" turns the split kernel off (gemv.cu's warp-per-row
-// kernels serve), "2" or "4" fixes the blocks per lane (to compare). By default 4
-// (measured +4 % on llama3-8b against 2), 2 for rows under 4096 values, where 4 would
-// leave most lanes idle (smollm2's 576: -5 %).
-inline int splitBlocksPerLane(int64_t cols) {
+// kernels serve), "2" deals 2 blocks per lane instead of 4 (to compare: 4 measured
+// +2-4 % on llama3-8b against 2).
+inline int splitBlocksPerLane() {
     static const int v = [] {
         const char* e = std::getenv("KESTREL_CUDA_GEMV_SPLIT");
-        return e && (e[0] == '0' || e[0] == '2' || e[0] == '4') ? e[0] - '0' : -1;
+        return e && (e[0] == '0' || e[0] == '2') ? e[0] - '0' : 4;
     }();
-    return v >= 0 ? v : cols >= 4096 ? 4 : 2;
+    return v;
 }
 
 // Warps per row for `cols` at `ch` blocks per lane (0: more than one block holds).
@@ -148,33 +123,34 @@ inline int warpsPerRow(int64_t cols, int ch) {
     return s <= kMaxWarps ? static_cast<int>(s) : 0;
 }
 
+// Rows under kMinCols keep the warp-per-row kernel: a 576-wide row (smollm2) fills
+// 18 lanes of one warp either way, and measured 1-3 % slower here.
+constexpr int64_t kMinCols = 4096;
+
 inline bool splitFits(DevFormat f, int64_t cols) {
-    const int ch = splitBlocksPerLane(cols);
-    return ch > 0 && f != DevFormat::F16 && cols % 32 == 0 && cols > 0 && warpsPerRow(cols, ch) > 0;
+    const int ch = splitBlocksPerLane();
+    return ch > 0 && f != DevFormat::F16 && cols % 32 == 0 && cols >= kMinCols && warpsPerRow(cols, ch) > 0;
 }
 
 template <class Task, DevFormat F>
-void launchSplitFormat(const Task& task, Q8Act xq, const L2Prefetch& next, cudaStream_t stream) {
-    const int ch = splitBlocksPerLane(task.cols);
+void launchSplitFormat(const Task& task, Q8Act xq, cudaStream_t stream) {
+    const int ch = splitBlocksPerLane();
     const int split = warpsPerRow(task.cols, ch);
     const int perBlock = kMaxWarps / split;
     const dim3 grid(ceilDiv(task.count, perBlock)), block(perBlock * split * 32);
-    // About one wave of blocks (<= 8 per SM at these sizes) prefetches.
-    const int tail = static_cast<int>(std::min<int64_t>(grid.x, 8 * static_cast<int64_t>(smCount())));
-    if (ch == 4) launchK(gemvSplitKernel<Task, F, 4>, grid, block, stream, task, xq, split, next, tail);
-    else launchK(gemvSplitKernel<Task, F, 2>, grid, block, stream, task, xq, split, next, tail);
+    if (ch == 4) launchK(gemvSplitKernel<Task, F, 4>, grid, block, stream, task, xq, split);
+    else launchK(gemvSplitKernel<Task, F, 2>, grid, block, stream, task, xq, split);
 }
 
-// Runs `task` (splitFits must hold for its format and cols), then prefetches `next` if given.
+// Runs `task` (splitFits must hold for its format and cols).
 template <class Task>
-void launchSplit(const Task& task, DevFormat f, Q8Act xq, cudaStream_t stream, const L2Prefetch* next = nullptr) {
+void launchSplit(const Task& task, DevFormat f, Q8Act xq, cudaStream_t stream) {
     if (task.count <= 0) return;
-    const L2Prefetch pf = next ? *next : L2Prefetch{};
     switch (f) {
-    case DevFormat::Q4_0: launchSplitFormat<Task, DevFormat::Q4_0>(task, xq, pf, stream); break;
-    case DevFormat::Q4_1: launchSplitFormat<Task, DevFormat::Q4_1>(task, xq, pf, stream); break;
-    case DevFormat::Q8_0: launchSplitFormat<Task, DevFormat::Q8_0>(task, xq, pf, stream); break;
-    case DevFormat::Q8_16: launchSplitFormat<Task, DevFormat::Q8_16>(task, xq, pf, stream); break;
+    case DevFormat::Q4_0: launchSplitFormat<Task, DevFormat::Q4_0>(task, xq, stream); break;
+    case DevFormat::Q4_1: launchSplitFormat<Task, DevFormat::Q4_1>(task, xq, stream); break;
+    case DevFormat::Q8_0: launchSplitFormat<Task, DevFormat::Q8_0>(task, xq, stream); break;
+    case DevFormat::Q8_16: launchSplitFormat<Task, DevFormat::Q8_16>(task, xq, stream); break;
     case DevFormat::F16: break;  // excluded by splitFits
     }
 }

@@ -86,43 +86,6 @@ bool qkvRopeAt(const std::vector<Op>& ops, size_t r, const cuda::GemvJob (&jobs)
     return true;
 }
 
-// KESTREL_CUDA_L2PF: megabytes of the next GEMV's weights a one-token GEMV pulls
-// into L2 as it ends (0: none, the default until measured). The H200's L2 holds 50 MB.
-int64_t prefetchBudget() {
-    static const int64_t bytes = [] {
-        const char* v = std::getenv("KESTREL_CUDA_L2PF");
-        return static_cast<int64_t>(v && *v ? std::atoi(v) : 0) << 20;
-    }();
-    return bytes;
-}
-
-int64_t rowBytes(const cuda::DevMatrix& w) {
-    cuda::L2Prefetch one;
-    cuda::addPrefetch(one, w, 1);
-    return static_cast<int64_t>(one.bytes[0] + one.bytes[1]);
-}
-
-// What the one-token GEMV launch ending before ops[from] should prefetch: the
-// weights of the next GEMV launch (gate and up, or up to 3 matrices sharing an
-// input), the first rows of each when they exceed the budget.
-cuda::L2Prefetch nextWeights(const std::vector<Op>& ops, size_t from) {
-    cuda::L2Prefetch pf;
-    size_t j = from;
-    while (j < ops.size() && ops[j].kind != OpKind::Gemv) ++j;
-    if (j >= ops.size() || ops[j].n0 != 1 || prefetchBudget() <= 0) return pf;
-    cuda::GemvJob jobs[3];
-    const int count = gluAt(ops, j) ? 2 : gemvGroup(ops, j, jobs);
-    if (gluAt(ops, j)) {
-        jobs[0].w = ops[j].m;
-        jobs[1].w = ops[j + 1].m;
-    }
-    for (int k = 0; k < count; ++k) {
-        const int64_t perRow = std::max<int64_t>(1, rowBytes(jobs[k].w));
-        cuda::addPrefetch(pf, jobs[k].w, prefetchBudget() / count / perRow);
-    }
-    return pf;
-}
-
 // Q, K, V GEMVs at ops[i] followed by rope(q), rope(k), storeKv(k, v), for one
 // token: one launch (gemv_rope.cuh). Returns the ops it covered (0: not launched).
 size_t launchQkvRope(const std::vector<Op>& ops, size_t i, cudaStream_t s) {
@@ -131,8 +94,7 @@ size_t launchQkvRope(const std::vector<Op>& ops, size_t i, cudaStream_t s) {
     if (!qkvRopeFusion() || gemvGroup(ops, i, jobs) != 3 || !qkvRopeAt(ops, i + 3, jobs, ops[i].n0, rk) ||
         !cuda::gemvQkvRopeFits(jobs, ops[i].n0, rk))
         return 0;
-    const cuda::L2Prefetch next = nextWeights(ops, i + 6);
-    cuda::launchGemvQkvRope(jobs, q8Of(ops[i]), rk, s, &next);
+    cuda::launchGemvQkvRope(jobs, q8Of(ops[i]), rk, s);
     return 6;
 }
 
@@ -286,10 +248,8 @@ void CudaBackend::execute(const std::vector<Op>& ops) {
                 const Op& up = ops[i + 1];
                 const Op& g = ops[i + 2];
                 label = "gemv gate+up+glu";
-                const cuda::L2Prefetch next = nextWeights(ops, i + 3);
                 cuda::launchGemvGlu(op.m, up.m, static_cast<const float*>(op.p[0]), q8Of(op), op.n0, mut(op.p[3]),
-                                    mut(up.p[3]), mut(g.p[2]), g.i0 == 0 ? cuda::GluAct::Silu : cuda::GluAct::GeluTanh, s,
-                                    &next);
+                                    mut(up.p[3]), mut(g.p[2]), g.i0 == 0 ? cuda::GluAct::Silu : cuda::GluAct::GeluTanh, s);
                 i += 2;
                 break;
             }
@@ -301,8 +261,7 @@ void CudaBackend::execute(const std::vector<Op>& ops) {
             cuda::GemvJob jobs[3];
             const int count = gemvGroup(ops, i, jobs);
             label = count == 3 ? "gemv x3 (qkv)" : count == 2 ? "gemv x2" : op.m.rows > 32768 ? "gemv (logits)" : "gemv";
-            const cuda::L2Prefetch next = nextWeights(ops, i + size_t(count));
-            cuda::launchGemv(jobs, count, static_cast<const float*>(op.p[0]), q8Of(op), op.n0, s, &next);
+            cuda::launchGemv(jobs, count, static_cast<const float*>(op.p[0]), q8Of(op), op.n0, s);
             i += size_t(count) - 1;
             break;
         }
