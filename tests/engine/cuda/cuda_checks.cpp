@@ -187,10 +187,12 @@ void checkMatmuls(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
         for (int64_t tokens : {16, 40}) check(type, 1000, 4096, tokens, " (tiled, split columns)");
 }
 
-// tokens = 1 takes the decode kernels, more the tensor-core (or chunked GEMV) ones.
-void checkFusedFfn(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out, int64_t tokens) {
-    const int64_t e = 160, ff = 200;
-    const std::string at = " (" + std::to_string(tokens) + " tokens)";
+// tokens = 1 takes the decode kernels, more the tensor-core (or chunked GEMV) ones. An
+// embedding of 4096+ values takes the split-row decode kernels (gemv_split.cuh) for
+// Q, K, V (three jobs) and gate + up, narrower ones the warp-per-row kernels.
+void checkFusedFfn(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out, int64_t tokens, int64_t e = 160) {
+    const int64_t ff = 200;
+    const std::string at = " (" + std::to_string(tokens) + " tokens, embedding " + std::to_string(e) + ")";
     WPair gamma = makeW(p, randomWeight(GgmlType::F32, 1, e, rng, 0.1f, 1.0f));
     WPair wq = makeW(p, randomWeight(GgmlType::Q4_0, 96, e, rng, 0.1f));
     WPair wk = makeW(p, randomWeight(GgmlType::Q4_0, 32, e, rng, 0.1f));
@@ -400,6 +402,7 @@ std::vector<CheckResult> runOpChecks(unsigned seed) {
     checkMatmuls(p, rng, out);
     checkFusedFfn(p, rng, out, 5);
     checkFusedFfn(p, rng, out, 1);
+    checkFusedFfn(p, rng, out, 1, 4608);  // 144 blocks: two warps per row, the second with a partial share
     checkElementwise(p, rng, out);
     checkAttention(p, rng, out);
     checkTopK(p, rng, out);
