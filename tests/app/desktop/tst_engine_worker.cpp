@@ -1,5 +1,5 @@
 // EngineWorker on its own thread with the real SmolLM2: loading with
-// progress, streamed pieces, stop from the UI thread, stop before a request
+// progress, streamed pieces, stop mid-reply, stop before a request
 // starts, and load errors a user can act on.
 #include "engine_worker.h"
 #include "test_env.h"
@@ -9,6 +9,8 @@
 #include <QTemporaryDir>
 #include <QThread>
 #include <QtTest>
+
+#include <atomic>
 
 using namespace kestrel::desktop;
 
@@ -126,24 +128,35 @@ private slots:
 
     void stopEndsAReplyQuickly() {
         KESTREL_REQUIRE_MODEL(kestrel::test::smollm2Path());
-        QSignalSpy pieces(this, &TestEngineWorker::pieceGenerated);
         QSignalSpy finished(this, &TestEngineWorker::replyFinished);
+        // The stop is sent from the worker's thread as the third piece comes out, not
+        // when this thread gets round to seeing it: a 135M model's greedy reply can end
+        // on its own within the 50 ms a QTRY poll may take, which made this test flaky
+        // (stop reason "eos" about one run in four).
+        std::atomic<int> seen{0};
+        QElapsedTimer clock;
+        const auto conn = connect(
+            worker_, &EngineWorker::pieceGenerated, this,
+            [&](quint64 id, const QString&) {
+                if (id == 11 && ++seen == 3) {
+                    clock.start();
+                    worker_->stop(11);
+                }
+            },
+            Qt::DirectConnection);
         QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection, Q_ARG(quint64, 11),
                                   Q_ARG(kestrel::desktop::GenerationRequest,
                                         request("Count from 1 to 500, one number per line.", 400)));
-        QTRY_VERIFY_WITH_TIMEOUT(pieces.size() >= 3, 60000);
-        QElapsedTimer clock;
-        clock.start();
-        worker_->stop(11);  // directly, from this (the "UI") thread
-        QVERIFY(finished.wait(10000));
-        const qint64 stopMs = clock.elapsed();
+        QVERIFY(finished.wait(60000));
+        disconnect(conn);
+        const qint64 stopMs = clock.isValid() ? clock.elapsed() : -1;
         const auto stats = finished.at(0).at(1).value<GenerationStats>();
+        QVERIFY2(seen >= 3, "the reply ended before its third piece");
         QCOMPARE(stats.stopReason, QString("cancelled"));
         // The engine checks its flag every step: at most a step or two after the
         // stop, and far fewer than the 400 allowed (a functional bound, not a time).
-        QVERIFY2(stats.completionTokens < 100, qPrintable(QString::number(stats.completionTokens)));
-        qInfo("stop: %lld ms to replyFinished, %d tokens in the reply, %lld pieces seen when stopped",
-              stopMs, stats.completionTokens, qlonglong(pieces.size()));
+        QVERIFY2(stats.completionTokens < 20, qPrintable(QString::number(stats.completionTokens)));
+        qInfo("stop: %lld ms to replyFinished, %d tokens in the reply", stopMs, stats.completionTokens);
     }
 
     void stopBeforeStartCancelsAtOnce() {
