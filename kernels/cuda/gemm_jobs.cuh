@@ -4,9 +4,7 @@
 #pragma once
 
 #include "cuda_common.cuh"
-#include "gemv.cuh"
-
-#include <type_traits>
+#include "dev_format.cuh"
 
 namespace kestrel::cuda {
 
@@ -33,18 +31,6 @@ __device__ __forceinline__ const GemvJob& jobOfTile(const TiledJobs& jobs, unsig
     int j = 0;
     while (j < jobs.count - 1 && tile >= jobs.tiles[j]) tile -= jobs.tiles[j++];
     return j == 0 ? jobs.j[0] : j == 1 ? jobs.j[1] : jobs.j[2];
-}
-
-// fn(std::integral_constant<DevFormat, F>{}) for the integer formats; F16 does nothing.
-template <typename Fn>
-void forIntegerFormat(DevFormat format, Fn&& fn) {
-    switch (format) {
-    case DevFormat::Q4_0: fn(std::integral_constant<DevFormat, DevFormat::Q4_0>{}); break;
-    case DevFormat::Q4_1: fn(std::integral_constant<DevFormat, DevFormat::Q4_1>{}); break;
-    case DevFormat::Q8_0: fn(std::integral_constant<DevFormat, DevFormat::Q8_0>{}); break;
-    case DevFormat::Q8_16: fn(std::integral_constant<DevFormat, DevFormat::Q8_16>{}); break;
-    case DevFormat::F16: break;
-    }
 }
 
 }  // namespace kestrel::cuda

@@ -27,22 +27,15 @@ constexpr int kRows = 128;     // weight rows per block
 constexpr int kStageBlocks = 4;  // 32-column blocks per stage
 constexpr int kPad = 16;       // bytes after each shared row
 
-template <DevFormat F>
-struct FormatBytes;
-template <> struct FormatBytes<DevFormat::Q4_0> { static constexpr int qs = 16, scale = 2; };
-template <> struct FormatBytes<DevFormat::Q4_1> { static constexpr int qs = 16, scale = 4; };
-template <> struct FormatBytes<DevFormat::Q8_0> { static constexpr int qs = 32, scale = 2; };
-template <> struct FormatBytes<DevFormat::Q8_16> { static constexpr int qs = 32, scale = 8; };
-
 template <DevFormat F, int MT>
 struct Layout {
     static constexpr int kTokens = 16 * MT;
-    static constexpr int wRow = kStageBlocks * FormatBytes<F>::qs;     // quant bytes per row per stage
+    static constexpr int wRow = kStageBlocks * quantBytes<F>();  // quant bytes per row per stage
     static constexpr int wStride = wRow + kPad;
-    static constexpr int sRow = kStageBlocks * FormatBytes<F>::scale;  // scale bytes per row per stage: 8, 16 or 32
+    static constexpr int sRow = kStageBlocks * scaleBytes<F>();  // scale bytes per row per stage: 8, 16 or 32
     static constexpr int aRow = kStageBlocks * 32;
     static constexpr int aStride = aRow + kPad;
-    static constexpr int mRow = kStageBlocks * 8;                      // (d, d * sum) per token per stage
+    static constexpr int mRow = kStageBlocks * 8;                // (d, d * sum) per token per stage
     static constexpr int wOff = 0;
     static constexpr int sOff = wOff + kRows * wStride;
     static constexpr int aOff = sOff + kRows * sRow;
@@ -76,7 +69,7 @@ __global__ void __launch_bounds__(kWarps * 32)
     gemmTiledKernel(TiledJobs jobs, Q8Act xq, int64_t tokens, int splits, float* __restrict__ partials,
                     unsigned* __restrict__ counters) {
     using Lay = Layout<F, MT>;
-    constexpr int QB = FormatBytes<F>::qs, SB = FormatBytes<F>::scale;
+    constexpr int QB = quantBytes<F>(), SB = scaleBytes<F>();
     extern __shared__ __align__(16) unsigned char smem[];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
 

@@ -286,11 +286,8 @@ void launchGemv(const GemvJob* list, int count, const float* x, Q8Act xq, int64_
         total += list[i].w.rows;
     }
     jobs.count = count < 3 ? count : 3;
-    bool split = tokens == 1;
-    for (int i = 0; i < jobs.count; ++i)
-        split = split && list[i].w.format == list[0].w.format && list[i].w.cols == list[0].w.cols &&
-               gemvsplit::splitFits(list[i].w.format, list[i].w.cols);
-    if (split) gemvsplit::launchSplit(PlainTask{jobs, total, list[0].w.cols}, list[0].w.format, xq, stream);
+    // The jobs share format and cols (the launcher's contract): the first one decides.
+    if (tokens == 1 && gemvsplit::splitFits(list[0].w.format, list[0].w.cols)) gemvsplit::launchSplit(PlainTask{jobs, total, list[0].w.cols}, list[0].w.format, xq, stream);
     else if (tokens == 1) gemvDispatchNT<1>(jobs, total, x, xq, tokens, stream);
     else if (tokens == 2) gemvDispatchNT<2>(jobs, total, x, xq, tokens, stream);
     else if (tokens <= 4) gemvDispatchNT<4>(jobs, total, x, xq, tokens, stream);
@@ -307,8 +304,7 @@ void launchGemvGlu(const DevMatrix& gate, const DevMatrix& up, const float* x, Q
         launchGlu(gateOut, upOut, out, tokens * gate.rows, act, stream);
         return;
     }
-    if (tokens == 1 && up.format == gate.format && up.cols == gate.cols && up.rows == gate.rows &&
-        gemvsplit::splitFits(gate.format, gate.cols))
+    if (tokens == 1 && gemvsplit::splitFits(gate.format, gate.cols))
         gemvsplit::launchSplit(GluTask{gate, up, gateOut, upOut, out, act, gate.rows, gate.cols}, gate.format, xq, stream);
     else if (tokens == 1) gluDispatchNT<1>(gate, up, x, xq, tokens, gateOut, upOut, out, act, stream);
     else if (tokens == 2) gluDispatchNT<2>(gate, up, x, xq, tokens, gateOut, upOut, out, act, stream);

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "cuda_common.cuh"
-#include "gemv.cuh"
+#include "dev_format.cuh"
 
 namespace kestrel::cuda::gemvdev {
 
@@ -69,12 +69,6 @@ __device__ __forceinline__ uint16_t ldgStream2(const void* p) {
     return v;
 }
 
-// Bytes per 32-value block of a format's quants and of its scales.
-template <DevFormat F>
-__host__ __device__ constexpr int quantBytes() { return F == DevFormat::Q8_0 || F == DevFormat::Q8_16 ? 32 : 16; }
-template <DevFormat F>
-__host__ __device__ constexpr int scaleBytes() { return F == DevFormat::Q8_16 ? 8 : F == DevFormat::Q4_1 ? 4 : 2; }
-
 // Block b of the row whose quants start at q and scales at sc; zeros when `ok`
 // is false, so a lane past the row's end adds nothing. STREAM: loads bypass L1.
 template <DevFormat F, bool STREAM = false>
@@ -111,9 +105,9 @@ __device__ __forceinline__ void rowStart(const DevMatrix& w, int64_t r, const ui
     sc = static_cast<const uint8_t*>(w.scales) + first * scaleBytes<F>();
 }
 
-// Block b of row r (nb blocks per row) of w (see loadBlockAt).
+// Block b of row r of w (see loadBlockAt).
 template <DevFormat F, bool STREAM = false>
-__device__ __forceinline__ void loadBlock(WBlock& o, const DevMatrix& w, int64_t r, int64_t nb, int64_t b, bool ok) {
+__device__ __forceinline__ void loadBlock(WBlock& o, const DevMatrix& w, int64_t r, int64_t b, bool ok) {
     const uint8_t *q, *sc;
     rowStart<F>(w, r, q, sc);
     loadBlockAt<F, STREAM>(o, q, sc, b, ok);
@@ -155,7 +149,7 @@ __device__ __forceinline__ void rowDotInt(const DevMatrix& wa, int64_t ra, const
 #pragma unroll
             for (int u = 0; u < CH; ++u) {
                 const int64_t b = b0 + 32 * u;
-                loadBlock<F>(blk[mi][u], mi == 0 ? wa : wb, mi == 0 ? ra : rb, nb, b, b < nb);
+                loadBlock<F>(blk[mi][u], mi == 0 ? wa : wb, mi == 0 ? ra : rb, b, b < nb);
             }
         if (!waited) {
             pdlWait();

@@ -146,13 +146,7 @@ void launchSplitFormat(const Task& task, Q8Act xq, cudaStream_t stream) {
 template <class Task>
 void launchSplit(const Task& task, DevFormat f, Q8Act xq, cudaStream_t stream) {
     if (task.count <= 0) return;
-    switch (f) {
-    case DevFormat::Q4_0: launchSplitFormat<Task, DevFormat::Q4_0>(task, xq, stream); break;
-    case DevFormat::Q4_1: launchSplitFormat<Task, DevFormat::Q4_1>(task, xq, stream); break;
-    case DevFormat::Q8_0: launchSplitFormat<Task, DevFormat::Q8_0>(task, xq, stream); break;
-    case DevFormat::Q8_16: launchSplitFormat<Task, DevFormat::Q8_16>(task, xq, stream); break;
-    case DevFormat::F16: break;  // excluded by splitFits
-    }
+    forIntegerFormat(f, [&](auto format) { launchSplitFormat<Task, decltype(format)::value>(task, xq, stream); });
 }
 
 }  // namespace kestrel::cuda::gemvsplit
