@@ -93,8 +93,7 @@ __global__ void __launch_bounds__(kAttnWarps * 32, EPL >= 8 ? 2 : EPL == 4 ? (G 
     attnSplitKernel(const float* __restrict__ q, const int32_t* __restrict__ positions, KvDev kv, AttentionDev p,
                     float* __restrict__ scratchO, float2* __restrict__ scratchML) {
     constexpr int KPS = EPL >= 8 ? 2 : 4;
-    pdlWait();
-    pdlTrigger();
+    pdlEnter();
     const int t = blockIdx.z;
     const int group = p.heads / p.kvHeads;
     const int chunks = (group + G - 1) / G;
@@ -250,8 +249,7 @@ __global__ void __launch_bounds__(kAttnWarps * 32, G == 8 ? 2 : 3)
             }
         }
         if (pass == 0) {
-            pdlWait();
-            pdlTrigger();
+            pdlEnter();
         }
 #pragma unroll
         for (int u = 0; u < KPS; ++u) {
@@ -372,8 +370,7 @@ template <int NC>
 __global__ void __launch_bounds__(kCombineWarps * 32)
     attnCombineKernel(const int32_t* __restrict__ positions, AttentionDev p, const float* __restrict__ scratchO,
                       const float2* __restrict__ scratchML, float* __restrict__ out, int8_t* q8, float2* q8meta) {
-    pdlWait();
-    pdlTrigger();
+    pdlEnter();
     const int h = blockIdx.x, t = blockIdx.y;
     const int64_t active = activeSplits(t, positions[t], p);
     const int d = p.headDim;

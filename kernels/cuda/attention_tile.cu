@@ -78,8 +78,7 @@ __global__ void __launch_bounds__(kTileWarps * 32)
     const int64_t splitLo = split * L, splitHi = splitLo + L - 1;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
 
-    pdlWait();
-    pdlTrigger();
+    pdlEnter();
     for (int i = tid; i < nt; i += blockDim.x) {
         sPos[i] = positions[tok0 + i];
         sSeq[i] = kv.seqRows ? kv.seqRows[tok0 + i] : 0;

@@ -29,6 +29,43 @@ __device__ __forceinline__ float warpMax(float v) {
 // runs on a slower pipe that the tensor-core epilogues saturate.
 __device__ __forceinline__ float smallIntToFloat(int v) { return __int_as_float(v + 0x4B400000) - 12582912.0f; }
 
+// The sum of v over the block (every thread gets it); `partial` is 32 floats of
+// shared memory. Two barriers.
+__device__ __forceinline__ float blockSum(float v, float* partial) {
+    v = warpSum(v);
+    if ((threadIdx.x & 31) == 0) partial[threadIdx.x >> 5] = v;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        float t = threadIdx.x < blockDim.x / 32 ? partial[threadIdx.x] : 0.0f;
+        t = warpSum(t);
+        if (threadIdx.x == 0) partial[0] = t;
+    }
+    __syncthreads();
+    return partial[0];
+}
+
+// The int8 form of 4 values of a 32-block whose 8 quads are held by 8
+// consecutive lanes (all 8 call this together): the 4 quants packed in an int,
+// and in meta (d, d * the block's quant sum), d = absmax / 127; values are
+// divided by d, as the CPU reference does.
+__device__ __forceinline__ int quantizeQuad(float4 o, float2& meta) {
+    float amax = fmaxf(fmaxf(fabsf(o.x), fabsf(o.y)), fmaxf(fabsf(o.z), fabsf(o.w)));
+    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
+    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
+    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 4));
+    const float d = amax / 127.0f;
+    const int q0 = __float2int_rn(d > 0.0f ? o.x / d : 0.0f);
+    const int q1 = __float2int_rn(d > 0.0f ? o.y / d : 0.0f);
+    const int q2 = __float2int_rn(d > 0.0f ? o.z / d : 0.0f);
+    const int q3 = __float2int_rn(d > 0.0f ? o.w / d : 0.0f);
+    int sum = q0 + q1 + q2 + q3;
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 4);
+    meta = make_float2(d, d * static_cast<float>(sum));
+    return (q0 & 0xff) | ((q1 & 0xff) << 8) | ((q2 & 0xff) << 16) | ((q3 & 0xff) << 24);
+}
+
 __device__ __forceinline__ float halfBits(uint16_t h) { return __half2float(__ushort_as_half(h)); }
 
 // Programmatic dependent launch (on unless KESTREL_CUDA_PDL=0): a kernel may start while
@@ -43,6 +80,24 @@ __device__ __forceinline__ void pdlWait() {
 __device__ __forceinline__ void pdlTrigger() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// The start of a kernel that reads its predecessor's output from the first
+// instruction: lets the next kernel launch, then waits. Triggering first lets
+// the next kernel's blocks take slots as this kernel's predecessor drains and
+// request their weights (the one-token GEMVs do that before their pdlWait()),
+// instead of launching only once the predecessor has completed. Safe because
+// every kernel writes only after its own pdlWait(), and a kernel's wait returns
+// only once its predecessor (which waited on its own) has completed.
+// -DKESTREL_PDL_LATE_TRIGGER restores wait-then-trigger (to compare).
+__device__ __forceinline__ void pdlEnter() {
+#ifdef KESTREL_PDL_LATE_TRIGGER
+    pdlWait();
+    pdlTrigger();
+#else
+    pdlTrigger();
+    pdlWait();
 #endif
 }
 

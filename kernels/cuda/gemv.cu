@@ -205,8 +205,7 @@ void gluDispatchNT(const DevMatrix& g, const DevMatrix& u, const float* x, Q8Act
 // thread walking a whole block (the vector is only tokens x cols floats).
 __global__ void quantizeQ8Kernel(const float* __restrict__ x, int64_t quads, int8_t* __restrict__ q,
                                  float2* __restrict__ meta) {
-    pdlWait();
-    pdlTrigger();
+    pdlEnter();
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const bool ok = i < quads;  // quads % 8 == 0: a whole 8-lane group is in or out
     const float4 f = ok ? reinterpret_cast<const float4*>(x)[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
@@ -228,8 +227,7 @@ __global__ void quantizeQ8Kernel(const float* __restrict__ x, int64_t quads, int
 }
 
 __global__ void embedKernel(DevMatrix table, const int32_t* __restrict__ ids, int64_t tokens, float* __restrict__ out) {
-    pdlWait();
-    pdlTrigger();
+    pdlEnter();
     const int64_t t = blockIdx.y;
     const int64_t id = ids[t];
     const int64_t cols = table.cols;

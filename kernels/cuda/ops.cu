@@ -15,8 +15,7 @@ constexpr int kNormThreads = 512;
 
 __global__ void rmsNormKernel(const float* x, const float* addB, float* sumOut, const float* __restrict__ gamma,
                               float eps, float* y, int64_t groupSize, int8_t* q8, float2* q8meta) {
-    pdlWait();
-    pdlTrigger();
+    pdlEnter();
     const int64_t g = blockIdx.x;
     const float* xr = x + g * groupSize;
     float ss = 0.0f;
@@ -28,17 +27,8 @@ __global__ void rmsNormKernel(const float* x, const float* addB, float* sumOut, 
         }
         ss += v * v;
     }
-    __shared__ float partial[kNormThreads / 32];
-    ss = warpSum(ss);
-    if ((threadIdx.x & 31) == 0) partial[threadIdx.x >> 5] = ss;
-    __syncthreads();
-    if (threadIdx.x < 32) {
-        float v = threadIdx.x < blockDim.x / 32 ? partial[threadIdx.x] : 0.0f;
-        v = warpSum(v);
-        if (threadIdx.x == 0) partial[0] = v;
-    }
-    __syncthreads();
-    const float inv = rsqrtf(partial[0] / static_cast<float>(groupSize) + eps);
+    __shared__ float partial[32];
+    const float inv = rsqrtf(blockSum(ss, partial) / static_cast<float>(groupSize) + eps);
     const float* src = addB ? sumOut + g * groupSize : xr;
     float* yr = y + g * groupSize;
     if (!q8) {
@@ -80,8 +70,7 @@ __global__ void __launch_bounds__(1024)
         const int c = k * blockDim.x + threadIdx.x;
         gm[k] = c < nch ? gr[c] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
-    pdlWait();
-    pdlTrigger();
+    pdlEnter();
     const float4* xr = reinterpret_cast<const float4*>(x + g * groupSize);
     const float4* br = addB ? reinterpret_cast<const float4*>(addB + g * groupSize) : nullptr;
     float4 v[CPT];
@@ -103,16 +92,7 @@ __global__ void __launch_bounds__(1024)
         ss += v[k].x * v[k].x + v[k].y * v[k].y + v[k].z * v[k].z + v[k].w * v[k].w;
     }
     __shared__ float partial[32];
-    ss = warpSum(ss);
-    if ((threadIdx.x & 31) == 0) partial[threadIdx.x >> 5] = ss;
-    __syncthreads();
-    if (threadIdx.x < 32) {
-        float t = threadIdx.x < blockDim.x / 32 ? partial[threadIdx.x] : 0.0f;
-        t = warpSum(t);
-        if (threadIdx.x == 0) partial[0] = t;
-    }
-    __syncthreads();
-    const float inv = rsqrtf(partial[0] / static_cast<float>(groupSize) + eps);
+    const float inv = rsqrtf(blockSum(ss, partial) / static_cast<float>(groupSize) + eps);
     float4* yr = reinterpret_cast<float4*>(y + g * groupSize);
     float4* sr = addB ? reinterpret_cast<float4*>(sumOut + g * groupSize) : nullptr;
 #pragma unroll
@@ -126,23 +106,11 @@ __global__ void __launch_bounds__(1024)
             yr[c] = o;
         }
         if (q8) {  // nch % 8 == 0 and blockDim % 32 == 0: an 8-lane group is one 32-block, all valid or not
-            float amax = fmaxf(fmaxf(fabsf(o.x), fabsf(o.y)), fmaxf(fabsf(o.z), fabsf(o.w)));
-            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
-            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
-            amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 4));
-            const float d = amax / 127.0f;
-            const int q0 = __float2int_rn(d > 0.0f ? o.x / d : 0.0f);
-            const int q1 = __float2int_rn(d > 0.0f ? o.y / d : 0.0f);
-            const int q2 = __float2int_rn(d > 0.0f ? o.z / d : 0.0f);
-            const int q3 = __float2int_rn(d > 0.0f ? o.w / d : 0.0f);
-            int sum = q0 + q1 + q2 + q3;
-            sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-            sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-            sum += __shfl_xor_sync(0xffffffffu, sum, 4);
+            float2 meta;
+            const int word = quantizeQuad(o, meta);
             if (ok) {
-                const int word = (q0 & 0xff) | ((q1 & 0xff) << 8) | ((q2 & 0xff) << 16) | ((q3 & 0xff) << 24);
                 reinterpret_cast<int*>(q8 + g * groupSize)[c] = word;
-                if ((threadIdx.x & 7) == 0) q8meta[g * (groupSize / 32) + c / 8] = make_float2(d, d * static_cast<float>(sum));
+                if ((threadIdx.x & 7) == 0) q8meta[g * (groupSize / 32) + c / 8] = meta;
             }
         }
     }
@@ -153,8 +121,7 @@ __global__ void __launch_bounds__(1024)
 // rotated, and the same block copies the V head.
 __global__ void ropeStoreHeadKernel(float* q, int64_t qCols, float* k, const float* __restrict__ v, int64_t kvCols,
                                     int headDim, const int32_t* __restrict__ positions, RopeDev r, KvDev kv) {
-    pdlWait();
-    pdlTrigger();
+    pdlEnter();
     const int64_t t = blockIdx.y;
     const int h = blockIdx.x;
     const int qHeads = static_cast<int>(qCols / headDim);
@@ -202,8 +169,7 @@ __device__ __forceinline__ void rotatePair(float* head, int i, float pos, const 
 }
 
 __global__ void ropeKernel(float* x, int64_t cols, int headDim, const int32_t* __restrict__ positions, RopeDev r) {
-    pdlWait();
-    pdlTrigger();
+    pdlEnter();
     const int64_t row = blockIdx.x;
     const float pos = static_cast<float>(positions[row]);
     const int pairs = r.dims / 2;
@@ -214,8 +180,7 @@ __global__ void ropeKernel(float* x, int64_t cols, int headDim, const int32_t* _
 
 __global__ void storeKvKernel(const float* __restrict__ k, const float* __restrict__ v, int64_t rowWidth,
                               const int32_t* __restrict__ positions, KvDev kv) {
-    pdlWait();
-    pdlTrigger();
+    pdlEnter();
     const int64_t t = blockIdx.x;
     const int64_t off = kvOffset(kv, t, positions[t]);
     for (int64_t c = threadIdx.x; c < rowWidth; c += blockDim.x) {
@@ -226,8 +191,7 @@ __global__ void storeKvKernel(const float* __restrict__ k, const float* __restri
 
 __global__ void ropeStoreKernel(float* q, int64_t qCols, float* k, const float* __restrict__ v, int64_t kvCols,
                                 int headDim, const int32_t* __restrict__ positions, RopeDev r, KvDev kv) {
-    pdlWait();
-    pdlTrigger();
+    pdlEnter();
     const int64_t t = blockIdx.x;
     const int p = positions[t];
     const float pos = static_cast<float>(p);
@@ -247,8 +211,7 @@ __global__ void ropeStoreKernel(float* q, int64_t qCols, float* k, const float* 
 }
 
 __global__ void gluKernel(const float* gate, const float* up, float* out, int64_t n, GluAct act) {
-    pdlWait();
-    pdlTrigger();
+    pdlEnter();
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const float g = gate[i];
@@ -263,29 +226,25 @@ __global__ void gluKernel(const float* gate, const float* up, float* out, int64_
 }
 
 __global__ void addKernel(const float* a, const float* b, float* out, int64_t n) {
-    pdlWait();
-    pdlTrigger();
+    pdlEnter();
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < n) out[i] = a[i] + b[i];
 }
 
 __global__ void scaleKernel(float* x, float s, int64_t n) {
-    pdlWait();
-    pdlTrigger();
+    pdlEnter();
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < n) x[i] *= s;
 }
 
 __global__ void softcapKernel(float* x, float cap, int64_t n) {
-    pdlWait();
-    pdlTrigger();
+    pdlEnter();
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < n) x[i] = cap * tanhf(x[i] / cap);
 }
 
 __global__ void addBiasKernel(float* x, const float* __restrict__ bias, int64_t cols, int64_t n) {
-    pdlWait();
-    pdlTrigger();
+    pdlEnter();
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < n) x[i] += bias[i % cols];
 }

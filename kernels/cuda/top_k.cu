@@ -38,8 +38,7 @@ __global__ void __launch_bounds__(kThreads) topKKernel(const float* __restrict__
     __shared__ float sVal[kTopKMax];
     __shared__ int32_t sId[kTopKMax];
     __shared__ int sGreater;
-    pdlWait();
-    pdlTrigger();
+    pdlEnter();
     const float* row = x + static_cast<int64_t>(blockIdx.x) * cols;
     const int tid = threadIdx.x;
 

@@ -98,6 +98,23 @@ size_t launchQkvRope(const std::vector<Op>& ops, size_t i, cudaStream_t s) {
     return 6;
 }
 
+// KESTREL_CUDA_SKIP=norm,quant,attn leaves those ops out of every step: the
+// results are wrong (stale buffers, still finite), the time says what the ops
+// cost on the step's critical path (a diagnostic for graph replay, where
+// per-kernel events do not exist; docs/PERFORMANCE.md has its readings).
+bool skippedForTiming(const Op& op) {
+    static const std::string skip = [] {
+        const char* v = std::getenv("KESTREL_CUDA_SKIP");
+        return std::string(v ? v : "");
+    }();
+    if (skip.empty()) return false;
+    const char* cat = op.kind == OpKind::RmsNorm || op.kind == OpKind::Add ? "norm"
+                      : op.kind == OpKind::Quantize                         ? "quant"
+                      : op.kind == OpKind::Attention                        ? "attn"
+                                                                            : nullptr;
+    return cat && skip.find(cat) != std::string::npos;
+}
+
 // Profile rows keep one-token, batched-decode and prefill launches of a kernel apart.
 std::string profileLabel(const char* label, const Op& op) {
     std::string l = label;
@@ -217,6 +234,7 @@ void CudaBackend::execute(const std::vector<Op>& ops) {
     const size_t n = ops.size();
     for (size_t i = 0; i < n; ++i) {
         const Op& op = ops[i];
+        if (skippedForTiming(op)) continue;
         const char* label = "?";
         cudaEvent_t evStart = nullptr;
         if (profiling_) {

@@ -227,6 +227,38 @@ void checkFusedFfn(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out, in
     out.push_back(compare(p, g, "fused gate/up/glu: silu(gate)*up" + at, 2e-2));
 }
 
+// One token through norm -> gate + up + GLU -> quantise -> down -> residual add
+// at widths the split-row GEMV takes (kernels/cuda/gemv_split.cuh: 4096-wide
+// rows, and a down product of 136 blocks, two warps per row) and at narrow ones,
+// for the four device formats (Q4_K repacks into Q4_1, Q6_K into Q8_16).
+void checkDecodeFfn(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out, GgmlType type, int64_t e, int64_t ff) {
+    const std::string at = " (one token, " + std::string(ggmlTypeName(type)) + ", " + std::to_string(e) + " x " +
+                           std::to_string(ff) + ")";
+    WPair gamma = makeW(p, randomWeight(GgmlType::F32, 1, e, rng, 0.1f, 1.0f));
+    WPair wg = makeW(p, randomWeight(type, ff, e, rng, 0.05f));
+    WPair wu = makeW(p, randomWeight(type, ff, e, rng, 0.05f));
+    WPair wd = makeW(p, randomWeight(type, e, ff, rng, 0.05f));
+    auto xv = randomVec(size_t(e), rng);
+    TPair x = makeT(p, 1, e, &xv), xn = makeT(p, 1, e, nullptr), g = makeT(p, 1, ff, nullptr);
+    TPair u = makeT(p, 1, ff, nullptr), d = makeT(p, 1, e, nullptr);
+    for (Backend* b : {p.cpu.get(), p.gpu.get()}) {
+        const bool gpu = b == p.gpu.get();
+        auto pick = [&](TPair& t) -> Tensor& { return gpu ? *t.g : *t.c; };
+        auto pickW = [&](WPair& w) -> backend::Weight& { return gpu ? *w.g : *w.c; };
+        b->rmsNorm(pick(x), pickW(gamma), 1e-5f, pick(xn), static_cast<int>(e));
+        b->matmul(pickW(wg), pick(xn), pick(g));
+        b->matmul(pickW(wu), pick(xn), pick(u));
+        b->glu(pick(g), pick(u), backend::GluKind::Silu, pick(g));
+        b->matmul(pickW(wd), pick(g), pick(d));
+        b->add(pick(x), pick(d), pick(x));
+    }
+    out.push_back(compare(p, xn, "decode ffn: norm" + at, 1e-5));
+    out.push_back(compare(p, u, "decode ffn: up" + at, 2e-2));
+    out.push_back(compare(p, g, "decode ffn: silu(gate)*up" + at, 2e-2));
+    out.push_back(compare(p, d, "decode ffn: down" + at, 3e-2));
+    out.push_back(compare(p, x, "decode ffn: residual sum" + at, 3e-2));
+}
+
 void checkElementwise(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
     const int64_t rows = 7, cols = 333;
     auto av = randomVec(size_t(rows * cols), rng), bv = randomVec(size_t(rows * cols), rng, 2.0f);
@@ -403,6 +435,8 @@ std::vector<CheckResult> runOpChecks(unsigned seed) {
     checkFusedFfn(p, rng, out, 5);
     checkFusedFfn(p, rng, out, 1);
     checkFusedFfn(p, rng, out, 1, 4608);  // 144 blocks: two warps per row, the second with a partial share
+    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_K, GgmlType::Q8_0, GgmlType::Q6_K}) checkDecodeFfn(p, rng, out, t, 4096, 4352);
+    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0}) checkDecodeFfn(p, rng, out, t, 768, 1536);
     checkElementwise(p, rng, out);
     checkAttention(p, rng, out);
     checkTopK(p, rng, out);
