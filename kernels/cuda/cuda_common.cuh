@@ -90,7 +90,8 @@ __device__ __forceinline__ void pdlTrigger() {
 // instead of launching only once the predecessor has completed. Safe because
 // every kernel writes only after its own pdlWait(), and a kernel's wait returns
 // only once its predecessor (which waited on its own) has completed.
-// -DKESTREL_PDL_LATE_TRIGGER restores wait-then-trigger (to compare).
+// -DKESTREL_PDL_LATE_TRIGGER restores wait-then-trigger (to compare: measured
+// the same speed on an H200, docs/PERFORMANCE.md; kept as never slower).
 __device__ __forceinline__ void pdlEnter() {
 #ifdef KESTREL_PDL_LATE_TRIGGER
     pdlWait();
