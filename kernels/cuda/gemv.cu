@@ -68,13 +68,20 @@ struct Jobs {
     int count;
 };
 
+// The job that row `row` of the jobs in turn falls in (row becomes the index
+// within it); jobs.count when it is past the last.
+__device__ __forceinline__ int jobOfRow(const Jobs& jobs, int64_t& row) {
+    int j = 0;
+    while (j < jobs.count && row >= jobs.j[j].w.rows) row -= jobs.j[j++].w.rows;
+    return j;
+}
+
 template <DevFormat F, int NT, int CH>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     gemvKernel(Jobs jobs, const float* __restrict__ x, Q8Act xq, int64_t tokens) {
     const int lane = threadIdx.x & 31;
     int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
-    int j = 0;
-    while (j < jobs.count && row >= jobs.j[j].w.rows) row -= jobs.j[j++].w.rows;
+    const int j = jobOfRow(jobs, row);
     if (j >= jobs.count) return;
     pdlTrigger();
     const GemvJob& job = jobs.j[j];
@@ -102,17 +109,13 @@ struct PlainTask {
     static constexpr int M = 1;
     Jobs jobs;
     int64_t count, cols;
-    __device__ __forceinline__ int job(int64_t& k) const {
-        int j = 0;
-        while (j + 1 < jobs.count && k >= jobs.j[j].w.rows) k -= jobs.j[j++].w.rows;
-        return j;
-    }
+    // k < count: jobOfRow finds a job.
     __device__ __forceinline__ void rows(int64_t k, DevMatrix (&w)[1], int64_t (&r)[1]) const {
-        w[0] = jobs.j[job(k)].w;
+        w[0] = jobs.j[jobOfRow(jobs, k)].w;
         r[0] = k;
     }
     __device__ __forceinline__ void finish(int64_t k, const float (&v)[1]) const {
-        const int j = job(k);
+        const int j = jobOfRow(jobs, k);
         jobs.j[j].y[k] = v[0];
     }
 };

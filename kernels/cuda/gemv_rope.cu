@@ -126,13 +126,9 @@ void launchGemvQkvRope(const GemvJob (&jobs)[3], Q8Act xq, const QkvRope& rope, 
         return;
     }
     const dim3 grid(ceilDiv(pairs, kWarpsPerBlock)), block(kWarpsPerBlock * 32);
-    switch (jobs[0].w.format) {
-    case DevFormat::Q4_0: launchK(gemvQkvRopeKernel<DevFormat::Q4_0>, grid, block, stream, qj, xq, rope); break;
-    case DevFormat::Q4_1: launchK(gemvQkvRopeKernel<DevFormat::Q4_1>, grid, block, stream, qj, xq, rope); break;
-    case DevFormat::Q8_0: launchK(gemvQkvRopeKernel<DevFormat::Q8_0>, grid, block, stream, qj, xq, rope); break;
-    case DevFormat::Q8_16: launchK(gemvQkvRopeKernel<DevFormat::Q8_16>, grid, block, stream, qj, xq, rope); break;
-    case DevFormat::F16: break;  // excluded by gemvQkvRopeFits
-    }
+    forIntegerFormat(jobs[0].w.format, [&](auto format) {  // F16 is excluded by gemvQkvRopeFits
+        launchK(gemvQkvRopeKernel<decltype(format)::value>, grid, block, stream, qj, xq, rope);
+    });
 }
 
 }  // namespace kestrel::cuda
