@@ -1,4 +1,5 @@
 #include "attention.cuh"
+#include "attention_softmax.cuh"
 #include "attention_splits.cuh"
 #include "attention_tile.cuh"
 #include "cuda_common.cuh"
@@ -138,46 +139,7 @@ __global__ void __launch_bounds__(kAttnWarps * 32, EPL >= 8 ? 2 : EPL == 4 ? (G 
                 loadRow<EPL>(kv, kv.k, row + headOff, c0, d, kk[u]);
                 loadRow<EPL>(kv, kv.v, row + headOff, c0, d, vv[u]);
             }
-#pragma unroll
-            for (int g = 0; g < G; ++g) {
-                if (g >= ng) break;
-                float sc[KPS];
-#pragma unroll
-                for (int u = 0; u < KPS; ++u) {
-                    float sum = 0.0f;
-#pragma unroll
-                    for (int e = 0; e < EPL; ++e) sum += qr[g][e] * kk[u][e];
-                    sc[u] = sum;
-                }
-#pragma unroll
-                for (int o = 16; o > 0; o >>= 1)
-#pragma unroll
-                    for (int u = 0; u < KPS; ++u) sc[u] += __shfl_xor_sync(0xffffffffu, sc[u], o);
-                float mNew = m[g];
-#pragma unroll
-                for (int u = 0; u < KPS; ++u) {
-                    if (p.softcap > 0.0f) sc[u] = p.softcap * tanhf(sc[u] / p.softcap);
-                    if (!has[u]) sc[u] = -INFINITY;
-                    mNew = fmaxf(mNew, sc[u]);
-                }
-                const float corr = __expf(m[g] - mNew);
-                float wsum = 0.0f;
-                float wu[KPS];
-#pragma unroll
-                for (int u = 0; u < KPS; ++u) {
-                    wu[u] = has[u] ? __expf(sc[u] - mNew) : 0.0f;
-                    wsum += wu[u];
-                }
-                l[g] = l[g] * corr + wsum;
-#pragma unroll
-                for (int e = 0; e < EPL; ++e) {
-                    float a = acc[g][e] * corr;
-#pragma unroll
-                    for (int u = 0; u < KPS; ++u) a += wu[u] * vv[u][e];
-                    acc[g][e] = a;
-                }
-                m[g] = mNew;
-            }
+            onlineSoftmaxStep<G, KPS, EPL>(qr, kk, vv, has, ng, p.softcap, m, l, acc);
         }
         // Merge the warps of the block.
         __shared__ float sm[kAttnWarps][G], sl[kAttnWarps][G];

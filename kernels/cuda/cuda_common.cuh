@@ -110,22 +110,38 @@ inline bool pdlEnabled() {
     return on;
 }
 
-// Every kernel of this library launches through here so that PDL is one switch.
+// How a launch relates to the kernels around it: PDL (the default for every
+// kernel of this library, so that it is one switch), or cooperative (all blocks
+// resident at once, for grid-wide barriers; the launch fails instead of hanging
+// when they cannot be).
+enum class Launch { Pdl, Cooperative };
+
 // smemBytes: dynamic shared memory (above 48 KB the kernel must have opted in).
 template <typename... KArgs, typename... Args>
-inline void launchKSmem(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smemBytes, cudaStream_t s,
-                        Args&&... args) {
+inline cudaError_t launchKernel(Launch mode, void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smemBytes,
+                                cudaStream_t s, Args&&... args) {
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = grid;
     cfg.blockDim = block;
     cfg.dynamicSmemBytes = smemBytes;
     cfg.stream = s;
     cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    if (mode == Launch::Cooperative) {
+        attr[0].id = cudaLaunchAttributeCooperative;
+        attr[0].val.cooperative = 1;
+    } else {
+        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr[0].val.programmaticStreamSerializationAllowed = 1;
+    }
     cfg.attrs = attr;
-    cfg.numAttrs = pdlEnabled() ? 1 : 0;
-    cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
+    cfg.numAttrs = mode == Launch::Cooperative || pdlEnabled() ? 1 : 0;
+    return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
+}
+
+template <typename... KArgs, typename... Args>
+inline void launchKSmem(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smemBytes, cudaStream_t s,
+                        Args&&... args) {
+    launchKernel(Launch::Pdl, kernel, grid, block, smemBytes, s, std::forward<Args>(args)...);
 }
 
 template <typename... KArgs, typename... Args>

@@ -69,31 +69,60 @@ __device__ __forceinline__ uint16_t ldgStream2(const void* p) {
     return v;
 }
 
+// Where a block's bytes are read from: global memory through the read-only
+// cache, global memory bypassing L1 (streamed weights), or shared memory (the
+// persistent decode step's staged chunks).
+enum class Src { Cached, Stream, Shared };
+
+template <Src S>
+__device__ __forceinline__ uint4 load16(const void* p) {
+    if constexpr (S == Src::Stream) return ldgStream(p);
+    else if constexpr (S == Src::Cached) return __ldg(static_cast<const uint4*>(p));
+    else return *static_cast<const uint4*>(p);
+}
+template <Src S>
+__device__ __forceinline__ uint2 load8(const void* p) {
+    if constexpr (S == Src::Stream) return ldgStream8(p);
+    else if constexpr (S == Src::Cached) return __ldg(static_cast<const uint2*>(p));
+    else return *static_cast<const uint2*>(p);
+}
+template <Src S>
+__device__ __forceinline__ uint32_t load4(const void* p) {
+    if constexpr (S == Src::Stream) return ldgStream4(p);
+    else if constexpr (S == Src::Cached) return __ldg(static_cast<const unsigned*>(p));
+    else return *static_cast<const uint32_t*>(p);
+}
+template <Src S>
+__device__ __forceinline__ uint16_t load2(const void* p) {
+    if constexpr (S == Src::Stream) return ldgStream2(p);
+    else if constexpr (S == Src::Cached) return __ldg(static_cast<const unsigned short*>(p));
+    else return *static_cast<const uint16_t*>(p);
+}
+
 // Block b of the row whose quants start at q and scales at sc; zeros when `ok`
-// is false, so a lane past the row's end adds nothing. STREAM: loads bypass L1.
-template <DevFormat F, bool STREAM = false>
+// is false, so a lane past the row's end adds nothing.
+template <DevFormat F, Src S = Src::Cached>
 __device__ __forceinline__ void loadBlockAt(WBlock& o, const uint8_t* q, const uint8_t* sc, int64_t b, bool ok) {
     o.w0 = o.w1 = make_uint4(0, 0, 0, 0);
     o.d = o.m = o.d1 = 0.0f;
     if (!ok) return;
-    const auto ld16 = [](const void* p) { return STREAM ? ldgStream(p) : __ldg(static_cast<const uint4*>(p)); };
     const uint8_t* qp = q + b * quantBytes<F>();
     const uint8_t* sp = sc + b * scaleBytes<F>();
-    o.w0 = ld16(qp);
-    if constexpr (F == DevFormat::Q8_0 || F == DevFormat::Q8_16) o.w1 = ld16(qp + 16);
+    o.w0 = load16<S>(qp);
+    if constexpr (F == DevFormat::Q8_0 || F == DevFormat::Q8_16) o.w1 = load16<S>(qp + 16);
     if constexpr (F == DevFormat::Q8_16) {
-        const uint2 raw = STREAM ? ldgStream8(sp) : __ldg(reinterpret_cast<const uint2*>(sp));
+        const uint2 raw = load8<S>(sp);
         const float2 dd = __half22float2(*reinterpret_cast<const __half2*>(&raw.x));
         o.d = dd.x;
         o.d1 = dd.y;
         o.m = __low2float(*reinterpret_cast<const __half2*>(&raw.y));
     } else if constexpr (F == DevFormat::Q4_1) {
-        const uint32_t raw = STREAM ? ldgStream4(sp) : __ldg(reinterpret_cast<const unsigned*>(sp));
+        const uint32_t raw = load4<S>(sp);
         const float2 dm = __half22float2(*reinterpret_cast<const __half2*>(&raw));
         o.d = dm.x;
         o.m = dm.y;
     } else {
-        o.d = STREAM ? halfBits(ldgStream2(sp)) : __half2float(__ldg(reinterpret_cast<const __half*>(sp)));
+        o.d = halfBits(load2<S>(sp));
     }
 }
 
@@ -106,11 +135,11 @@ __device__ __forceinline__ void rowStart(const DevMatrix& w, int64_t r, const ui
 }
 
 // Block b of row r of w (see loadBlockAt).
-template <DevFormat F, bool STREAM = false>
+template <DevFormat F>
 __device__ __forceinline__ void loadBlock(WBlock& o, const DevMatrix& w, int64_t r, int64_t b, bool ok) {
     const uint8_t *q, *sc;
     rowStart<F>(w, r, q, sc);
-    loadBlockAt<F, STREAM>(o, q, sc, b, ok);
+    loadBlockAt<F>(o, q, sc, b, ok);
 }
 
 // The block's dot product with int8 activations a0 (values 0-15), a1 (16-31)

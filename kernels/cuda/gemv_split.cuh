@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
             gemvdev::rowStart<F>(mats[mi], rows[mi], q, sc);
 #pragma unroll
             for (int c = 0; c < CH; ++c)
-                gemvdev::loadBlockAt<F, true>(w[mi][c], q, sc, part * 32 + lane + 32 * split * c, has[c]);
+                gemvdev::loadBlockAt<F, gemvdev::Src::Stream>(w[mi][c], q, sc, part * 32 + lane + 32 * split * c, has[c]);
         }
     }
     pdlWait();  // the activations come from the previous kernel

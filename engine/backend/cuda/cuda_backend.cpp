@@ -1,5 +1,6 @@
 // CudaBackend: recording ops and moving data across the host boundary.
 #include "cuda_backend_impl.h"
+#include "decode_step.cuh"
 #include "top_k.cuh"
 
 #include "ops.h"  // kernels/cpu: ropeFrequencies, the host reference of RoPE's scaling
@@ -80,12 +81,14 @@ CudaBackend::~CudaBackend() {
     cudaSetDevice(device_);
     if (stream_) cudaStreamSynchronize(stream_);
     if (profiling_) printProfile();
+    if (const char* tr = std::getenv("KESTREL_CUDA_MEGA_TRACE"); tr && *tr && *tr != '0') cuda::printDecodeStepTrace();
     if (const char* st = std::getenv("KESTREL_CUDA_STATS"); st && *st && *st != '0')
         std::fprintf(stderr, "cuda steps: %lld graph replays, %lld captures, %lld eager\n",
                      static_cast<long long>(stats_.replays), static_cast<long long>(stats_.captures),
                      static_cast<long long>(stats_.eager));
     clearGraphs();
     for (auto& r : ropeTables_) cudaFree(r.dev);
+    cudaFree(decodeSync_);
     if (stream_) cudaStreamDestroy(stream_);
 }
 

@@ -101,6 +101,7 @@ private:
     };
     bool profiling_ = false;
     int64_t decodeRows_ = 0;
+    unsigned* decodeSync_ = nullptr;  // the persistent decode step's barrier words (zero between launches)
     std::vector<std::pair<std::string, std::pair<cudaEvent_t, cudaEvent_t>>> pendingEvents_;
     std::vector<cudaEvent_t> eventPool_;
     std::vector<ProfileRow> profile_;

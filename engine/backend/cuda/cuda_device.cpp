@@ -1,5 +1,6 @@
 // Device selection: clear errors before any model memory is touched.
 #include "cuda_backend_impl.h"
+#include "decode_step.cuh"
 
 #include <charconv>
 #include <cstdlib>
@@ -80,6 +81,9 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(int device) {
     const char* prof = std::getenv("KESTREL_CUDA_PROFILE");
     b->profiling_ = prof && *prof && *prof != '0';
     KESTREL_RETURN_IF_ERROR(b->check(cudaStreamCreateWithFlags(&b->stream_, cudaStreamNonBlocking), "creating a stream"));
+    const size_t syncBytes = sizeof(unsigned) * cuda::kDecodeSyncWords;
+    KESTREL_RETURN_IF_ERROR(b->check(cudaMalloc(&b->decodeSync_, syncBytes), "allocating decode-step barriers"));
+    KESTREL_RETURN_IF_ERROR(b->check(cudaMemset(b->decodeSync_, 0, syncBytes), "clearing decode-step barriers"));
     return b;
 }
 

@@ -1,6 +1,7 @@
 // Running a recorded step: graph replay when the step was seen before,
 // otherwise eager launches, with neighbouring ops fused.
 #include "cuda_backend_impl.h"
+#include "cuda_decode_run.h"
 #include "gemv_rope.cuh"
 
 #include <algorithm>
@@ -96,6 +97,34 @@ size_t launchQkvRope(const std::vector<Op>& ops, size_t i, cudaStream_t s) {
         return 0;
     cuda::launchGemvQkvRope(jobs, q8Of(ops[i]), rk, s);
     return 6;
+}
+
+bool decodeTraceEnabled() {
+    static const bool on = [] {
+        const char* v = std::getenv("KESTREL_CUDA_MEGA_TRACE");
+        return v && *v && *v != '0';
+    }();
+    return on;
+}
+
+// Whole one-token layers from ops[i] in one persistent launch (decode_step.cuh).
+// Returns the ops it covered (0: not launched; the ops then run one by one).
+size_t launchDecodeRun(const std::vector<Op>& ops, size_t i, unsigned* sync, cudaStream_t s) {
+    static bool failed = false;  // a launch the device refused: stop trying
+    if (!sync || failed) return 0;
+    static thread_local cuda::DecodeStepDev plan;  // ~11 KB: kept off the stack
+    const size_t used = matchDecodeRun(ops, i, plan);
+    if (used == 0 || !cuda::decodeStepFits(plan)) return 0;
+    plan.sync = sync;
+    plan.trace = decodeTraceEnabled();
+    if (const cudaError_t e = cuda::launchDecodeStep(plan, s); e != cudaSuccess) {
+        cudaGetLastError();
+        failed = true;
+        std::fprintf(stderr, "kestrel: persistent decode step unavailable (%s); running layers op by op\n",
+                     cudaGetErrorString(e));
+        return 0;
+    }
+    return used;
 }
 
 // KESTREL_CUDA_SKIP=norm,quant,attn leaves those ops out of every step: the
@@ -309,6 +338,11 @@ void CudaBackend::execute(const std::vector<Op>& ops) {
             break;
         }
         case OpKind::RmsNorm:
+            if (const size_t used = launchDecodeRun(ops, i, decodeSync_, s)) {
+                label = "decode step (persistent)";
+                i += used - 1;
+                break;
+            }
             label = "rmsnorm(+q8)";
             cuda::launchRmsNorm(static_cast<const float*>(op.p[0]), nullptr, nullptr, static_cast<const float*>(op.p[1]),
                                 op.f0, static_cast<float*>(const_cast<void*>(op.p[2])), op.n0, op.n1, op.n2,

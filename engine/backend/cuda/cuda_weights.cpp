@@ -65,7 +65,9 @@ Result<std::unique_ptr<Weight>> CudaBackend::uploadWeight(const gguf::TensorInfo
         const int64_t nb = cols / 32;
         format = layout->format;
         scalesOffset = (static_cast<size_t>(rows * nb) * layout->qsBytes + 255) / 256 * 256;
-        host.resize(scalesOffset + static_cast<size_t>(rows * nb) * layout->scaleBytes);
+        // + 16: the persistent decode step copies scales in 16-byte-aligned
+        // windows, which may reach up to 15 bytes past the last row's scales.
+        host.resize(scalesOffset + static_cast<size_t>(rows * nb) * layout->scaleBytes + 16);
         uint8_t* qs = host.data();
         uint8_t* sc = host.data() + scalesOffset;
         parallelRows(rows, [&](int64_t r0, int64_t r1) { repackRows(info.type, info.data, cols, r0, r1, qs, sc); });

@@ -7,6 +7,8 @@ source tests/engine/cuda/device_build.sh
 [ -n "$NOCHECK" ] || $CLI synth -o /tmp/smol.gguf --shape smollm2-135m --type q4_0
 [ -n "$NOCHECK" ] || $CLI synth -o /tmp/smol-q8.gguf --shape smollm2-135m --type q8_0 --layers 6
 [ -n "$NOCHECK" ] || $B/engine/backend/cuda/kestrel-cuda-check --model /tmp/smol.gguf --model /tmp/smol-q8.gguf --steps 24 2>&1 | tee $OUTDIR/checks.txt | grep -v "^ok"
+# The opt-in persistent decode step (kernels/cuda/decode_step.cu) through the same end-to-end checks, longer.
+[ -n "$NOCHECK" ] || KESTREL_CUDA_MEGA=1 $B/engine/backend/cuda/kestrel-cuda-check --no-ops --model /tmp/smol.gguf --model /tmp/smol-q8.gguf --steps 100 2>&1 | tee $OUTDIR/checks_mega.txt | grep -v "^ok"
 if [ -n "$SANITIZE" ]; then
   timeout 300 compute-sanitizer --tool memcheck --leak-check no $B/engine/backend/cuda/kestrel-cuda-check 2>&1 | tail -4
 fi
