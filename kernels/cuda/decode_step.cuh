@@ -76,8 +76,7 @@ struct DecodeStepDev {
     const float* outNorm = nullptr;
     DevMatrix out;
     float* logitsOut = nullptr;
-    bool trace = false;
-    int debug = 0;       // KESTREL_CUDA_MEGA_DEBUG bits: 1 skip the dot products, 2 the proxy fence, 4 the row stores  // KESTREL_CUDA_MEGA_TRACE (printDecodeStepTrace)
+    bool trace = false;  // KESTREL_CUDA_MEGA_TRACE=1 (printDecodeStepTrace)
     DecodeLayerDev layer[kDecodeMaxLayers];
 };
 
