@@ -29,7 +29,8 @@
 // while chunks are consumed; what loses is ~40 us per layer of serial work
 // (grid barriers, the norms' and quantises' L2 round trips, attention) that a
 // 192 KB ring cannot cover. KESTREL_CUDA_MEGA_TRACE=1 prints where block 0's
-// time goes. docs/PERFORMANCE.md has the measurements.
+// time goes. docs/PERFORMANCE.md has the measurements. A cooperative launch
+// needs every SM: two models decoding at once on one GPU take turns.
 #pragma once
 
 #include "gemv.cuh"
