@@ -825,14 +825,18 @@ void printDecodeStepTrace() {
     std::fprintf(stderr, "  SM clock of block 0 while running: %.0f MHz\n", 1000.0 * t[kTrCycles] / std::max(1ull, t[kTrNs]));
 }
 
-bool decodeStepFits(const DecodeStepDev& p) {
+bool decodeStepEnabled() {
     // Opt-in (KESTREL_CUDA_MEGA=1) until it beats the per-op graph: measured
-    // 356 tok/s against 521 on llama3-8b (docs/PERFORMANCE.md says where it loses).
+    // 354 tok/s against 522 on llama3-8b (docs/PERFORMANCE.md says where it loses).
     static const bool enabled = [] {
         const char* v = std::getenv("KESTREL_CUDA_MEGA");
         return v && v[0] == '1';
     }();
-    if (!enabled || deviceMajor() < 9 || p.layers < 1 || p.layers > kDecodeMaxLayers) return false;
+    return enabled;
+}
+
+bool decodeStepFits(const DecodeStepDev& p) {
+    if (!decodeStepEnabled() || deviceMajor() < 9 || p.layers < 1 || p.layers > kDecodeMaxLayers) return false;
     if (p.headDim != 64 && p.headDim != 128) return false;
     if (p.kvHeads <= 0 || p.heads % p.kvHeads != 0 || p.heads / p.kvHeads > 8 || p.kvHeads > 256) return false;
     if (p.hidden % 32 != 0 || p.ffn % 32 != 0 || !p.kv.f16 || p.ropeDims > p.headDim || p.ropeDims % 2 != 0) return false;

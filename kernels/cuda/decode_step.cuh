@@ -85,6 +85,9 @@ struct DecodeStepDev {
 // every launch leaves them zero).
 constexpr int kDecodeSyncWords = 2 + 256;
 
+// KESTREL_CUDA_MEGA=1 (read once): the executor looks for layers to run this way.
+bool decodeStepEnabled();
+
 // Whether the persistent step can run this plan on the current device: sm_90,
 // integer formats with rows that fit a stage, F16 KV, headDim 64 or 128, up to
 // 8 query heads per kv head, and the shared memory it needs.

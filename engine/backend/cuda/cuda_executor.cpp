@@ -111,7 +111,7 @@ bool decodeTraceEnabled() {
 // Returns the ops it covered (0: not launched; the ops then run one by one).
 size_t launchDecodeRun(const std::vector<Op>& ops, size_t i, unsigned* sync, cudaStream_t s) {
     static bool failed = false;  // a launch the device refused: stop trying
-    if (!sync || failed) return 0;
+    if (!sync || failed || !cuda::decodeStepEnabled()) return 0;
     static thread_local cuda::DecodeStepDev plan;  // ~11 KB: kept off the stack
     const size_t used = matchDecodeRun(ops, i, plan);
     if (used == 0 || !cuda::decodeStepFits(plan)) return 0;
