@@ -1,5 +1,5 @@
 #include "attention.cuh"
-#include "attention_softmax.cuh"
+#include "attention_dev.cuh"
 #include "attention_splits.cuh"
 #include "attention_tile.cuh"
 #include "cuda_common.cuh"
@@ -23,42 +23,6 @@ bool wideAttentionEnabled() {
         return !(v && v[0] == '0');
     }();
     return on;
-}
-
-template <int EPL>
-__device__ __forceinline__ void loadRow(const KvDev& kv, const void* base, int64_t off, int c0, int d, float (&out)[EPL]) {
-    if (kv.f16) {
-        const __half* h = static_cast<const __half*>(base) + off + c0;
-        if (c0 + EPL <= d) {
-            if constexpr (EPL == 8) {
-                const uint4 raw = *reinterpret_cast<const uint4*>(h);
-                const __half2* h2 = reinterpret_cast<const __half2*>(&raw);
-#pragma unroll
-                for (int i = 0; i < 4; ++i) {
-                    const float2 f = __half22float2(h2[i]);
-                    out[2 * i] = f.x;
-                    out[2 * i + 1] = f.y;
-                }
-            } else if constexpr (EPL == 4) {
-                const uint2 raw = *reinterpret_cast<const uint2*>(h);
-                const __half2* h2 = reinterpret_cast<const __half2*>(&raw);
-                const float2 a = __half22float2(h2[0]), b = __half22float2(h2[1]);
-                out[0] = a.x; out[1] = a.y; out[2] = b.x; out[3] = b.y;
-            } else if constexpr (EPL == 2) {
-                const float2 a = __half22float2(*reinterpret_cast<const __half2*>(h));
-                out[0] = a.x; out[1] = a.y;
-            } else {
-                out[0] = __half2float(h[0]);
-            }
-        } else {
-#pragma unroll
-            for (int e = 0; e < EPL; ++e) out[e] = c0 + e < d ? __half2float(h[e]) : 0.0f;
-        }
-    } else {
-        const float* f = static_cast<const float*>(base) + off + c0;
-#pragma unroll
-        for (int e = 0; e < EPL; ++e) out[e] = c0 + e < d ? f[e] : 0.0f;
-    }
 }
 
 // The end of pass 1 in both split kernels: the block's NS partial softmax

@@ -1,8 +1,9 @@
 // The persistent one-token decode step (see decode_step.cuh).
-#include "attention_softmax.cuh"
+#include "attention_dev.cuh"
 #include "bulk_copy.cuh"
 #include "decode_step.cuh"
 #include "gemv_dot.cuh"
+#include "ops_dev.cuh"
 
 #include <algorithm>
 #include <cstdio>
@@ -92,11 +93,6 @@ __device__ __forceinline__ float consumerSum(float v, float* partial) {
 }
 
 // ---------------------------------------------------------------------------
-// Formats at run time (the producer sizes copies; the consumer dispatches).
-
-__device__ __forceinline__ int quantBytesOf(DevFormat f) { return f == DevFormat::Q8_0 || f == DevFormat::Q8_16 ? 32 : 16; }
-__device__ __forceinline__ int scaleBytesOf(DevFormat f) { return f == DevFormat::Q8_16 ? 8 : f == DevFormat::Q4_1 ? 4 : 2; }
-
 // Rows of `mats` matrices (1, or 2 for gate with up) per chunk: as many as fit a
 // stage, up to kMaxSlots slots. Host and device agree (decodeStepFits uses it).
 __host__ __device__ __forceinline__ int chunkRows(int64_t cols, int qb, int sb, int mats) {
@@ -408,12 +404,6 @@ __device__ __forceinline__ void chunkDot(const uint8_t* stage, const MatChunk& A
     }
 }
 
-__device__ __forceinline__ float gluOf(float g, float u, GluAct act) {
-    if (act == GluAct::Silu) return g / (1.0f + __expf(-g)) * u;
-    const float t = 1.5957691216057308f * (g + 0.044715f * g * g * g);
-    return g / (1.0f + __expf(-t)) * u;
-}
-
 // Consumes the block's chunks of phase ph; chunk counts the stages used so far.
 __device__ __forceinline__ void consumePhase(const DecodeStepDev& p, int ph, uint32_t stages, Smem& s, RingPos& ring,
                                              uint32_t& chunk) {
@@ -456,7 +446,7 @@ __device__ __forceinline__ void consumePhase(const DecodeStepDev& p, int ph, uin
             } else if (kind == kQkv) {
                 __stcg((c.job == 0 ? p.q : c.job == 1 ? p.k : p.v) + row, v);
             } else {
-                __stcg(out + row, kind == kGlu ? gluOf(v, u, p.act) : v);
+                __stcg(out + row, kind == kGlu ? gluAct(v, p.act) * u : v);
             }
         }
         // red is double-buffered: the next chunk writes the other half, and the
@@ -527,18 +517,9 @@ __device__ __forceinline__ void attentionItem(const DecodeStepDev& p, const Deco
     consumerSync();
     const int pairs = p.ropeDims / 2;
     const int rotHeads = group + (covers ? 1 : 0);
-    for (int w = t; w < rotHeads * pairs; w += kConsumers) {
-        float* head = w / pairs < group ? qs + (w / pairs) * D : ks;
-        const int i = w % pairs;
-        float sn, cs;
-        sincosf(static_cast<float>(pos) * L.invFreq[i], &sn, &cs);
-        sn *= L.ropeMscale;
-        cs *= L.ropeMscale;
-        const int i0 = p.ropeNeox ? i : 2 * i, i1 = p.ropeNeox ? i + pairs : 2 * i + 1;
-        const float x0 = head[i0], x1 = head[i1];
-        head[i0] = x0 * cs - x1 * sn;
-        head[i1] = x0 * sn + x1 * cs;
-    }
+    const RopeDev rope{L.invFreq, L.ropeMscale, p.ropeDims, p.ropeNeox};
+    for (int w = t; w < rotHeads * pairs; w += kConsumers)
+        rotatePair(w / pairs < group ? qs + (w / pairs) * D : ks, w % pairs, static_cast<float>(pos), rope);
     consumerSync();
     const int64_t headOff = static_cast<int64_t>(kvh) * D;
     if (covers)
@@ -568,23 +549,9 @@ __device__ __forceinline__ void attentionItem(const DecodeStepDev& p, const Deco
         for (int u = 0; u < KPS; ++u) {
             const int j = j0 + u * kConsumerWarps;
             has[u] = j < end;
-            const int64_t off = kvRowOffset(p.kv, table, has[u] ? j : j0) + headOff + lane * EPL;
-            const __half* kp = static_cast<const __half*>(L.kCache) + off;
-            const __half* vp = static_cast<const __half*>(L.vCache) + off;
-            if constexpr (EPL == 4) {
-                const uint2 kr = *reinterpret_cast<const uint2*>(kp), vr = *reinterpret_cast<const uint2*>(vp);
-                const float2 k0 = __half22float2(*reinterpret_cast<const __half2*>(&kr.x));
-                const float2 k1 = __half22float2(*reinterpret_cast<const __half2*>(&kr.y));
-                const float2 v0 = __half22float2(*reinterpret_cast<const __half2*>(&vr.x));
-                const float2 v1 = __half22float2(*reinterpret_cast<const __half2*>(&vr.y));
-                kk[u][0] = k0.x; kk[u][1] = k0.y; kk[u][2] = k1.x; kk[u][3] = k1.y;
-                vv[u][0] = v0.x; vv[u][1] = v0.y; vv[u][2] = v1.x; vv[u][3] = v1.y;
-            } else {
-                const float2 k0 = __half22float2(*reinterpret_cast<const __half2*>(kp));
-                const float2 v0 = __half22float2(*reinterpret_cast<const __half2*>(vp));
-                kk[u][0] = k0.x; kk[u][1] = k0.y;
-                vv[u][0] = v0.x; vv[u][1] = v0.y;
-            }
+            const int64_t row = kvRowOffset(p.kv, table, has[u] ? j : j0) + headOff;
+            loadRow<EPL>(p.kv, L.kCache, row, lane * EPL, D, kk[u]);
+            loadRow<EPL>(p.kv, L.vCache, row, lane * EPL, D, vv[u]);
         }
         onlineSoftmaxStep<G, KPS, EPL>(qr, kk, vv, has, group, 0.0f, m, l, acc);
     }
@@ -779,11 +746,9 @@ __global__ void __launch_bounds__(kThreads, 1) decodeStepKernel(const __grid_con
 
 bool formatOk(const DevMatrix& m) { return m.format != DevFormat::F16 && m.cols % 32 == 0 && m.qs && m.scales; }
 
-int hostQuantBytes(DevFormat f) { return f == DevFormat::Q8_0 || f == DevFormat::Q8_16 ? 32 : 16; }
-int hostScaleBytes(DevFormat f) { return f == DevFormat::Q8_16 ? 8 : f == DevFormat::Q4_1 ? 4 : 2; }
 
 bool rowsFit(const DevMatrix& m, int mats) {
-    return formatOk(m) && chunkRows(m.cols, hostQuantBytes(m.format), hostScaleBytes(m.format), mats) >= 1;
+    return formatOk(m) && chunkRows(m.cols, quantBytesOf(m.format), scaleBytesOf(m.format), mats) >= 1;
 }
 
 // The work area: the widest int8 activation, or attention's buffers.
@@ -823,6 +788,14 @@ void printDecodeStepTrace() {
         std::fprintf(stderr, "  %-14s %12.1f %12.1f %12.1f\n", names[k], t[3 * k] / n / 1000.0, t[3 * k + 1] / n / 1000.0,
                      t[3 * k + 2] / n / 1000.0);
     std::fprintf(stderr, "  SM clock of block 0 while running: %.0f MHz\n", 1000.0 * t[kTrCycles] / std::max(1ull, t[kTrNs]));
+}
+
+bool decodeStepTraced() {
+    static const bool on = [] {
+        const char* v = std::getenv("KESTREL_CUDA_MEGA_TRACE");
+        return v && *v && *v != '0';
+    }();
+    return on;
 }
 
 bool decodeStepEnabled() {

@@ -96,7 +96,9 @@ bool decodeStepFits(const DecodeStepDev& plan);
 // Runs the plan (decodeStepFits must hold). Not launched with PDL.
 cudaError_t launchDecodeStep(const DecodeStepDev& plan, cudaStream_t stream);
 
-// With plan.trace set on the launches: block 0's time per phase, to stderr.
+// KESTREL_CUDA_MEGA_TRACE=1 (read once): launches set plan.trace, and the
+// backend prints block 0's time per phase at exit (printDecodeStepTrace).
+bool decodeStepTraced();
 void printDecodeStepTrace();
 
 }  // namespace kestrel::cuda

@@ -21,9 +21,11 @@ void forIntegerFormat(DevFormat format, Fn&& fn) {
     }
 }
 
+__host__ __device__ constexpr int quantBytesOf(DevFormat f) { return f == DevFormat::Q8_0 || f == DevFormat::Q8_16 ? 32 : 16; }
+__host__ __device__ constexpr int scaleBytesOf(DevFormat f) { return f == DevFormat::Q8_16 ? 8 : f == DevFormat::Q4_1 ? 4 : 2; }
 template <DevFormat F>
-__host__ __device__ constexpr int quantBytes() { return F == DevFormat::Q8_0 || F == DevFormat::Q8_16 ? 32 : 16; }
+__host__ __device__ constexpr int quantBytes() { return quantBytesOf(F); }
 template <DevFormat F>
-__host__ __device__ constexpr int scaleBytes() { return F == DevFormat::Q8_16 ? 8 : F == DevFormat::Q4_1 ? 4 : 2; }
+__host__ __device__ constexpr int scaleBytes() { return scaleBytesOf(F); }
 
 }  // namespace kestrel::cuda

@@ -8,6 +8,7 @@
 #include "gemv_dot.cuh"
 #include "gemv_split.cuh"
 #include "ops.cuh"
+#include "ops_dev.cuh"
 
 namespace kestrel::cuda {
 namespace {
@@ -96,12 +97,6 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
         const float s = warpSum(acc[t]);
         if (lane == t && t < ntok) job.y[(t0 + t) * job.w.rows + row] = s;
     }
-}
-
-__device__ __forceinline__ float gluAct(float g, GluAct act) {
-    if (act == GluAct::Silu) return g / (1.0f + __expf(-g));
-    const float u = 1.5957691216057308f * (g + 0.044715f * g * g * g);  // 2 sqrt(2/pi) (..)
-    return g / (1.0f + __expf(-u));
 }
 
 // One token through the split-row kernel (gemv_split.cuh): task k is row k of the jobs in turn.

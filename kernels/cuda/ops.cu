@@ -1,6 +1,7 @@
 // Norms, RoPE, KV writes, GLU and vector helpers.
 #include "cuda_common.cuh"
 #include "ops.cuh"
+#include "ops_dev.cuh"
 
 #include <algorithm>
 
@@ -155,19 +156,6 @@ __global__ void ropeStoreHeadKernel(float* q, int64_t qCols, float* k, const flo
     }
 }
 
-__device__ __forceinline__ void rotatePair(float* head, int i, float pos, const RopeDev& r) {
-    float s, c;
-    sincosf(pos * r.invFreq[i], &s, &c);
-    s *= r.mscale;
-    c *= r.mscale;
-    const int pairs = r.dims / 2;
-    const int i0 = r.neox ? i : 2 * i;
-    const int i1 = r.neox ? i + pairs : 2 * i + 1;
-    const float x0 = head[i0], x1 = head[i1];
-    head[i0] = x0 * c - x1 * s;
-    head[i1] = x0 * s + x1 * c;
-}
-
 __global__ void ropeKernel(float* x, int64_t cols, int headDim, const int32_t* __restrict__ positions, RopeDev r) {
     pdlEnter();
     const int64_t row = blockIdx.x;
@@ -214,15 +202,7 @@ __global__ void gluKernel(const float* gate, const float* up, float* out, int64_
     pdlEnter();
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const float g = gate[i];
-    float a;
-    if (act == GluAct::Silu) {
-        a = g / (1.0f + __expf(-g));
-    } else {
-        const float u = 1.5957691216057308f * (g + 0.044715f * g * g * g);
-        a = g / (1.0f + __expf(-u));
-    }
-    out[i] = a * up[i];
+    out[i] = gluAct(gate[i], act) * up[i];
 }
 
 __global__ void addKernel(const float* a, const float* b, float* out, int64_t n) {

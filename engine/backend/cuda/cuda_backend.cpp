@@ -81,7 +81,7 @@ CudaBackend::~CudaBackend() {
     cudaSetDevice(device_);
     if (stream_) cudaStreamSynchronize(stream_);
     if (profiling_) printProfile();
-    if (const char* tr = std::getenv("KESTREL_CUDA_MEGA_TRACE"); tr && *tr && *tr != '0') cuda::printDecodeStepTrace();
+    if (cuda::decodeStepTraced()) cuda::printDecodeStepTrace();
     if (const char* st = std::getenv("KESTREL_CUDA_STATS"); st && *st && *st != '0')
         std::fprintf(stderr, "cuda steps: %lld graph replays, %lld captures, %lld eager\n",
                      static_cast<long long>(stats_.replays), static_cast<long long>(stats_.captures),

@@ -96,10 +96,10 @@ bool matchLayer(const std::vector<Op>& ops, size_t i, bool first, Flow& f, cuda:
             plan.kvHeads != at.attn.kvHeads || plan.headDim != at.attn.headDim || plan.ffn != gate.m.rows ||
             plan.eps != n1.f0 || plan.attnScale != at.attn.scale || plan.ropeDims != rq.rope.dims ||
             plan.ropeNeox != rq.rope.neox || plan.act != act || !sameKvLayout(plan.kv, at.kv) ||
-            plan.maxSplits != at.attn.maxSplits || n2.f0 != plan.eps)
+            plan.maxSplits != at.attn.maxSplits)
             return false;
     }
-    if (n2.f0 != plan.eps) return false;
+    if (n2.f0 != plan.eps) return false;  // one eps for both norms of every layer
     L.attnNorm = static_cast<const float*>(n1.p[1]);
     L.ffnNorm = static_cast<const float*>(n2.p[1]);
     L.wq = o[1].m;

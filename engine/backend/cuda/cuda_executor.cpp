@@ -99,14 +99,6 @@ size_t launchQkvRope(const std::vector<Op>& ops, size_t i, cudaStream_t s) {
     return 6;
 }
 
-bool decodeTraceEnabled() {
-    static const bool on = [] {
-        const char* v = std::getenv("KESTREL_CUDA_MEGA_TRACE");
-        return v && *v && *v != '0';
-    }();
-    return on;
-}
-
 // Whole one-token layers from ops[i] in one persistent launch (decode_step.cuh).
 // Returns the ops it covered (0: not launched; the ops then run one by one).
 size_t launchDecodeRun(const std::vector<Op>& ops, size_t i, unsigned* sync, cudaStream_t s) {
@@ -116,7 +108,7 @@ size_t launchDecodeRun(const std::vector<Op>& ops, size_t i, unsigned* sync, cud
     const size_t used = matchDecodeRun(ops, i, plan);
     if (used == 0 || !cuda::decodeStepFits(plan)) return 0;
     plan.sync = sync;
-    plan.trace = decodeTraceEnabled();
+    plan.trace = cuda::decodeStepTraced();
     if (const cudaError_t e = cuda::launchDecodeStep(plan, s); e != cudaSuccess) {
         cudaGetLastError();
         failed = true;
