@@ -27,7 +27,11 @@ __device__ __forceinline__ float warpMax(float v) {
 // An int32 with |v| < 2^22 (an int8 dot of a 32-block) as a float, exactly:
 // the bits of 1.5 * 2^23 + v less 1.5 * 2^23. An IADD and an FADD, where I2F
 // runs on a slower pipe that the tensor-core epilogues saturate.
-__device__ __forceinline__ float smallIntToFloat(int v) { return __int_as_float(v + 0x4B400000) - 12582912.0f; }
+// An integer accumulator (an mma's) started at kBiasedZero already holds those
+// bits, so only the FADD is left: biasedIntToFloat.
+constexpr int kBiasedZero = 0x4B400000;
+__device__ __forceinline__ float biasedIntToFloat(int bits) { return __int_as_float(bits) - 12582912.0f; }
+__device__ __forceinline__ float smallIntToFloat(int v) { return biasedIntToFloat(v + kBiasedZero); }
 
 // The sum of v over the block (every thread gets it); `partial` is 32 floats of
 // shared memory. Two barriers.

@@ -2,9 +2,11 @@
 //
 // Block: 4 warps, 128 weight rows (warp w: rows 32w..32w+31, four 8-row
 // fragments) x 16 * MT tokens (MT 16-token fragments), one column range. A
-// stage holds 4 blocks of 32 columns: the rows' quants and scales, the tokens'
-// int8 values and (d, d * sum) pairs. Shared rows are padded by 16 bytes so
-// that the 8 rows one fragment load touches fall in distinct banks.
+// stage holds 4 or 8 blocks of 32 columns (8 for up to 16 tokens where the
+// rows allow: a Q4 row's 128 bytes per stage are then one whole cache line):
+// the rows' quants and scales, the tokens' int8 values and (d, d * sum) pairs.
+// Shared rows are padded by 16 bytes so that the 8 rows (or tokens) one
+// fragment load touches fall in distinct banks.
 //
 // mma.m16n8k32 fragments (lane = 4 g + t): A (tokens) holds tokens g, g + 8 at
 // k = 4t..4t+3 and 16+4t..16+4t+3; B (weights) holds row g at the same k; C
@@ -24,10 +26,10 @@ namespace {
 
 constexpr int kWarps = 4;
 constexpr int kRows = 128;     // weight rows per block
-constexpr int kStageBlocks = 4;  // 32-column blocks per stage
+constexpr int kMinStageBlocks = 4;  // 32-column blocks per stage, at least (the columns must be whole stages)
 constexpr int kPad = 16;       // bytes after each shared row
 
-template <DevFormat F, int MT>
+template <DevFormat F, int MT, int kStageBlocks>
 struct Layout {
     static constexpr int kTokens = 16 * MT;
     static constexpr int wRow = kStageBlocks * quantBytes<F>();  // quant bytes per row per stage
@@ -36,39 +38,41 @@ struct Layout {
     static constexpr int aRow = kStageBlocks * 32;
     static constexpr int aStride = aRow + kPad;
     static constexpr int mRow = kStageBlocks * 8;                // (d, d * sum) per token per stage
+    static constexpr int mStride = mRow + kPad;                  // the 8 tokens of a fragment in distinct banks
     static constexpr int wOff = 0;
     static constexpr int sOff = wOff + kRows * wStride;
     static constexpr int aOff = sOff + kRows * sRow;
     static constexpr int mOff = aOff + kTokens * aStride;
-    static constexpr int stageBytes = mOff + kTokens * mRow;
-    static constexpr int stages = stageBytes * 4 <= 112 * 1024 ? 4 : 3;
+    static constexpr int stageBytes = mOff + kTokens * mStride;
+    static constexpr int stages = stageBytes * 4 <= 200 * 1024 ? 4 : stageBytes * 3 <= 200 * 1024 ? 3 : 2;
     static constexpr int smemBytes = stageBytes * stages;
     static_assert(sRow == 8 || sRow % 16 == 0, "scale rows are copied in 8- or 16-byte pieces");
 };
 
-// One block's int32 dot, scaled: the row's scale (d, and the min for Q4_1) with the
-// token's (d, d * sum of its quants). Q8_16 takes two dots (values 0-15, 16-31).
+// One block's int32 dot (biased: kBiasedZero), scaled: the row's scale (d, and
+// the min for Q4_1) with the token's (d, d * sum of its quants). Q8_16 takes
+// two dots (lo: values 0-15, hi: 16-31).
 template <DevFormat F>
 __device__ __forceinline__ float scaledDot(int lo, int hi, const unsigned char* ws, float2 am) {
     if constexpr (F == DevFormat::Q4_0) {
-        return __half2float(lds<__half>(ws)) * (am.x * smallIntToFloat(lo) - 8.0f * am.y);
+        return __half2float(lds<__half>(ws)) * (am.x * biasedIntToFloat(lo) - 8.0f * am.y);
     } else if constexpr (F == DevFormat::Q4_1) {
         const float2 dm = __half22float2(lds<__half2>(ws));
-        return dm.x * am.x * smallIntToFloat(lo) + dm.y * am.y;
+        return dm.x * am.x * biasedIntToFloat(lo) + dm.y * am.y;
     } else if constexpr (F == DevFormat::Q8_0) {
-        return __half2float(lds<__half>(ws)) * am.x * smallIntToFloat(lo);
+        return __half2float(lds<__half>(ws)) * am.x * biasedIntToFloat(lo);
     } else {  // Q8_16: (d of values 0-15, d of 16-31), (min, 0)
         const float2 d = __half22float2(lds<__half2>(ws));
         const float m = __low2float(lds<__half2>(ws + 4));
-        return am.x * (d.x * smallIntToFloat(lo) + d.y * smallIntToFloat(hi)) + m * am.y;
+        return am.x * (d.x * biasedIntToFloat(lo) + d.y * biasedIntToFloat(hi)) + m * am.y;
     }
 }
 
-template <DevFormat F, int MT>
+template <DevFormat F, int MT, int kStageBlocks>
 __global__ void __launch_bounds__(kWarps * 32)
     gemmTiledKernel(TiledJobs jobs, Q8Act xq, int64_t tokens, int splits, float* __restrict__ partials,
                     unsigned* __restrict__ counters) {
-    using Lay = Layout<F, MT>;
+    using Lay = Layout<F, MT, kStageBlocks>;
     constexpr int QB = quantBytes<F>(), SB = scaleBytes<F>();
     extern __shared__ __align__(16) unsigned char smem[];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
@@ -90,38 +94,52 @@ __global__ void __launch_bounds__(kWarps * 32)
     const auto* xqs = reinterpret_cast<const unsigned char*>(xq.q);
     const auto* xmeta = reinterpret_cast<const unsigned char*>(xq.meta);
 
-    // Weights (constant during a step) may be requested before the previous kernel ends.
+    // A thread copies the same rows and 16-byte pieces in every stage; only the column moves. So the
+    // loops below have fixed trip counts and their row offsets do not depend on the stage: the compiler
+    // keeps them out of the stage loop (with a runtime-strided loop the per-copy index maths was half of
+    // the kernel's instructions, docs/PERFORMANCE.md).
+    constexpr int kThreads = kWarps * 32;
+    const int64_t kb0 = sBegin * kStageBlocks;  // first column block of this split
     auto loadWeights = [&](int st) {
         unsigned char* s = smem + (st % Lay::stages) * Lay::stageBytes;
-        const int64_t kb0 = (sBegin + st) * kStageBlocks;
+        const int64_t kb = kb0 + static_cast<int64_t>(st) * kStageBlocks;
         constexpr int wChunks = Lay::wRow / 16;
-        for (int i = tid; i < kRows * wChunks; i += kWarps * 32) {
-            const int r = i / wChunks, c = i % wChunks;
+        static_assert(kThreads % wChunks == 0 && kRows % (kThreads / wChunks) == 0, "whole passes");
+        constexpr int wRowsPerPass = kThreads / wChunks;
+        const int wr = tid / wChunks, wc = tid % wChunks;
+#pragma unroll
+        for (int j = 0; j < kRows / wRowsPerPass; ++j) {
+            const int r = wr + j * wRowsPerPass;
             const bool ok = r0 + r < rows;
-            cpAsync<16>(s + Lay::wOff + r * Lay::wStride + c * 16, qs + ((ok ? r0 + r : 0) * nb + kb0) * QB + c * 16, ok);
+            cpAsync<16>(s + Lay::wOff + r * Lay::wStride + wc * 16, qs + ((ok ? r0 + r : 0) * nb + kb) * QB + wc * 16, ok);
         }
         constexpr int sPieces = Lay::sRow == 8 ? 1 : Lay::sRow / 16;
-        for (int i = tid; i < kRows * sPieces; i += kWarps * 32) {
-            const int r = i / sPieces, c = i % sPieces;
+        static_assert(kRows * sPieces % kThreads == 0, "whole passes");
+#pragma unroll
+        for (int j = 0; j < kRows * sPieces / kThreads; ++j) {
+            const int i = tid + j * kThreads, r = i / sPieces, c = i % sPieces;
             const bool ok = r0 + r < rows;
-            const unsigned char* src = sc + ((ok ? r0 + r : 0) * nb + kb0) * SB;
+            const unsigned char* src = sc + ((ok ? r0 + r : 0) * nb + kb) * SB;
             if constexpr (Lay::sRow == 8) cpAsync<8>(s + Lay::sOff + r * Lay::sRow, src, ok);
             else cpAsync<16>(s + Lay::sOff + r * Lay::sRow + c * 16, src + c * 16, ok);
         }
     };
     auto loadTokens = [&](int st) {
         unsigned char* s = smem + (st % Lay::stages) * Lay::stageBytes;
-        const int64_t kb0 = (sBegin + st) * kStageBlocks;
-        constexpr int aChunks = Lay::aRow / 16, mChunks = Lay::mRow / 16;
-        for (int i = tid; i < Lay::kTokens * (aChunks + mChunks); i += kWarps * 32) {
+        const int64_t kb = kb0 + static_cast<int64_t>(st) * kStageBlocks;
+        constexpr int aChunks = Lay::aRow / 16, mChunks = Lay::mRow / 16, pieces = Lay::kTokens * (aChunks + mChunks);
+#pragma unroll
+        for (int j = 0; j < (pieces + kThreads - 1) / kThreads; ++j) {
+            const int i = tid + j * kThreads;
+            if (pieces % kThreads != 0 && i >= pieces) break;
             const int tk = i / (aChunks + mChunks), c = i % (aChunks + mChunks);
             const bool ok = t0 + tk < tokens;
             const int64_t tok = ok ? t0 + tk : 0;
             if (c < aChunks)
-                cpAsync<16>(s + Lay::aOff + tk * Lay::aStride + c * 16, xqs + tok * cols + kb0 * 32 + c * 16, ok);
+                cpAsync<16>(s + Lay::aOff + tk * Lay::aStride + c * 16, xqs + tok * cols + kb * 32 + c * 16, ok);
             else
-                cpAsync<16>(s + Lay::mOff + tk * Lay::mRow + (c - aChunks) * 16,
-                            xmeta + (tok * nb + kb0) * 8 + (c - aChunks) * 16, ok);
+                cpAsync<16>(s + Lay::mOff + tk * Lay::mStride + (c - aChunks) * 16,
+                            xmeta + (tok * nb + kb) * 8 + (c - aChunks) * 16, ok);
         }
     };
 
@@ -150,7 +168,7 @@ __global__ void __launch_bounds__(kWarps * 32)
         cpAsyncCommit();
         const unsigned char* s = smem + (st % Lay::stages) * Lay::stageBytes;
         // Wide token tiles keep one block's fragments live at a time (registers).
-#pragma unroll(MT >= 4 ? 1 : kStageBlocks)
+#pragma unroll(MT >= 4 ? 1 : 4)
         for (int kb = 0; kb < kStageBlocks; ++kb) {
             uint32_t a[MT][4];
             float2 ma[MT], mb[MT];
@@ -161,8 +179,8 @@ __global__ void __launch_bounds__(kWarps * 32)
                 a[m][1] = lds<uint32_t>(ap + 8 * Lay::aStride);
                 a[m][2] = lds<uint32_t>(ap + 16);
                 a[m][3] = lds<uint32_t>(ap + 8 * Lay::aStride + 16);
-                ma[m] = lds<float2>(s + Lay::mOff + (m * 16 + g) * Lay::mRow + kb * 8);
-                mb[m] = lds<float2>(s + Lay::mOff + (m * 16 + g + 8) * Lay::mRow + kb * 8);
+                ma[m] = lds<float2>(s + Lay::mOff + (m * 16 + g) * Lay::mStride + kb * 8);
+                mb[m] = lds<float2>(s + Lay::mOff + (m * 16 + g + 8) * Lay::mStride + kb * 8);
             }
 #pragma unroll
             for (int n = 0; n < 4; ++n) {
@@ -181,7 +199,9 @@ __global__ void __launch_bounds__(kWarps * 32)
                 const unsigned char* s1 = s0 + Lay::sRow;
 #pragma unroll
                 for (int m = 0; m < MT; ++m) {
-                    int lo[4] = {0, 0, 0, 0}, hi[4] = {0, 0, 0, 0};
+                    // Started at kBiasedZero: the sums come out as float bits (biasedIntToFloat).
+                    int lo[4] = {kBiasedZero, kBiasedZero, kBiasedZero, kBiasedZero};
+                    int hi[4] = {kBiasedZero, kBiasedZero, kBiasedZero, kBiasedZero};
                     if constexpr (F == DevFormat::Q8_16) {
                         // The halves of a block have their own scales: one mma each.
                         mma16832(lo, a[m], b0, 0u);
@@ -251,16 +271,24 @@ struct Workspace {
     size_t counterCount = 0;
 };
 
-// Grows a zeroed device buffer to `need` elements (after the stream's queued work, which may still use it).
+// Grows a zeroed device buffer to `need` elements. The old buffer is never freed: a step graph captured
+// earlier holds its address and may be replayed after a larger step grew the buffer (freeing it made
+// such replays read freed memory; growth happens a few times per process, the buffers are small). No
+// growth while the stream is being captured (synchronising would end the capture): the caller then
+// runs without split-K.
 template <typename T>
 bool grow(cudaStream_t stream, T*& p, size_t& have, size_t need) {
     if (have >= need) return true;
-    cudaStreamSynchronize(stream);
-    cudaFree(p);
-    p = nullptr;
-    have = 0;
-    if (cudaMalloc(&p, need * sizeof(T)) != cudaSuccess) return false;
-    cudaMemset(p, 0, need * sizeof(T));  // counters must start at 0; partials are always written first
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &capturing) != cudaSuccess || capturing != cudaStreamCaptureStatusNone)
+        return false;
+    T* fresh = nullptr;
+    if (cudaMalloc(&fresh, need * sizeof(T)) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    p = fresh;
+    cudaMemsetAsync(p, 0, need * sizeof(T), stream);  // counters must start at 0; partials are always written first
     have = need;
     return true;
 }
@@ -276,14 +304,14 @@ bool ensureWorkspace(cudaStream_t stream, size_t floats, size_t counters, Worksp
     return true;
 }
 
-template <DevFormat F, int MT>
+template <DevFormat F, int MT, int kStageBlocks>
 void launchTiled(const TiledJobs& jobs, Q8Act xq, int64_t tokens, cudaStream_t stream) {
-    using Lay = Layout<F, MT>;
+    using Lay = Layout<F, MT, kStageBlocks>;
     static bool optedIn[16] = {};
     int dev = 0;
     cudaGetDevice(&dev);
     if (!optedIn[dev & 15]) {
-        cudaFuncSetAttribute(gemmTiledKernel<F, MT>, cudaFuncAttributeMaxDynamicSharedMemorySize, Lay::smemBytes);
+        cudaFuncSetAttribute(gemmTiledKernel<F, MT, kStageBlocks>, cudaFuncAttributeMaxDynamicSharedMemorySize, Lay::smemBytes);
         optedIn[dev & 15] = true;
     }
     const unsigned tiles = jobs.total, tokenTiles = ceilDiv(tokens, Lay::kTokens);
@@ -297,15 +325,27 @@ void launchTiled(const TiledJobs& jobs, Q8Act xq, int64_t tokens, cudaStream_t s
                          static_cast<size_t>(tiles) * tokenTiles, ws))
         splits = 1;
     const dim3 grid(tokenTiles, tiles, static_cast<unsigned>(splits));
-    launchKSmem(gemmTiledKernel<F, MT>, grid, dim3(kWarps * 32), Lay::smemBytes, stream, jobs, xq, tokens, splits,
+    launchKSmem(gemmTiledKernel<F, MT, kStageBlocks>, grid, dim3(kWarps * 32), Lay::smemBytes, stream, jobs, xq, tokens, splits,
                 ws.partials, ws.counters);
 }
 
 template <DevFormat F>
 void launchFormat(const TiledJobs& jobs, Q8Act xq, int64_t tokens, cudaStream_t s) {
-    if (tokens <= 16) launchTiled<F, 1>(jobs, xq, tokens, s);
-    else if (tokens <= 32) launchTiled<F, 2>(jobs, xq, tokens, s);
-    else launchTiled<F, 4>(jobs, xq, tokens, s);
+    // Up to 16 tokens, stages of 8 column blocks where the rows allow (each row's 128 or 256 bytes per
+    // stage are whole cache lines: 16 streams 2984 -> 3194 tok/s on llama3-8b, docs/PERFORMANCE.md);
+    // KESTREL_CUDA_GEMM_STAGE=4 keeps the 4-block stages (to compare).
+    static const bool wide = [] {
+        const char* v = std::getenv("KESTREL_CUDA_GEMM_STAGE");
+        return !(v && std::atoi(v) == 4);
+    }();
+    if (tokens <= 16) {
+        if (wide && jobs.j[0].w.cols % (32 * 8) == 0) launchTiled<F, 1, 8>(jobs, xq, tokens, s);
+        else launchTiled<F, 1, 4>(jobs, xq, tokens, s);
+    } else if (tokens <= 32) {
+        launchTiled<F, 2, 4>(jobs, xq, tokens, s);
+    } else {
+        launchTiled<F, 4, 4>(jobs, xq, tokens, s);
+    }
 }
 
 }  // namespace
@@ -316,7 +356,7 @@ bool gemmTiledFits(const DevMatrix& w) {
         return !(v && v[0] == '0');
     }();
     const auto aligned = [](const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; };
-    return enabled && w.format != DevFormat::F16 && w.cols % (32 * kStageBlocks) == 0 && aligned(w.qs) &&
+    return enabled && w.format != DevFormat::F16 && w.cols % (32 * kMinStageBlocks) == 0 && aligned(w.qs) &&
            aligned(w.scales) && deviceMajor() >= 8;
 }
 

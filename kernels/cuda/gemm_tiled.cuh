@@ -5,7 +5,7 @@
 // Why: the first tensor-core kernel (gemm_mma.cu) fed each mma from global
 // memory, 4 bytes per lane, and re-read the 16 tokens' activations for every
 // 16 weight rows: a 16-token step took ~24 ms where one weight pass is ~1 ms.
-// Here a block owns 128 weight rows and all of a tile's tokens; stages of 4
+// Here a block owns 128 weight rows and all of a tile's tokens; stages of 4 or 8
 // blocks of 32 columns (weights, their scales, the tokens' int8 activations
 // and their scales) arrive by 16-byte cp.async, several stages ahead, and
 // every warp takes its fragments from shared memory. The activations are the
