@@ -1,6 +1,7 @@
 // Tensor-core products streamed through shared memory (see gemm_tiled.cuh).
 //
-// Block: 4 warps, 128 weight rows (warp w: rows 32w..32w+31, four 8-row
+// Block: 4 warps (or two groups of 4 that split each stage's column blocks),
+// 128 weight rows (warp w of a group: rows 32w..32w+31, four 8-row
 // fragments) x 16 * MT tokens (MT 16-token fragments), one column range. A
 // stage holds 4 or 8 blocks of 32 columns (8 for up to 16 tokens where the
 // rows allow: a Q4 row's 128 bytes per stage are then one whole cache line):
@@ -68,14 +69,17 @@ __device__ __forceinline__ float scaledDot(int lo, int hi, const unsigned char* 
     }
 }
 
-template <DevFormat F, int MT, int kStageBlocks>
-__global__ void __launch_bounds__(kWarps * 32)
+template <DevFormat F, int MT, int kStageBlocks, int KG>
+__global__ void __launch_bounds__(kWarps * KG * 32, KG == 1 ? 1 : 2)
     gemmTiledKernel(TiledJobs jobs, Q8Act xq, int64_t tokens, int splits, float* __restrict__ partials,
                     unsigned* __restrict__ counters) {
     using Lay = Layout<F, MT, kStageBlocks>;
     constexpr int QB = quantBytes<F>(), SB = scaleBytes<F>();
     extern __shared__ __align__(16) unsigned char smem[];
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
+    const int tid = threadIdx.x, lane = tid & 31, g = lane >> 2, t = lane & 3;
+    // KG groups of 4 warps share each stage's column blocks (group k takes blocks k, k + KG, ...): more
+    // warps in flight for the same shared memory; the groups' sums meet in shared memory at the end.
+    const int warp = (tid >> 5) & (kWarps - 1), kGroup = tid >> 7;
 
     unsigned tile = blockIdx.y;  // token tiles of one row tile run side by side (its weights stay in L2)
     const GemvJob& job = jobOfTile(jobs, tile);
@@ -98,7 +102,7 @@ __global__ void __launch_bounds__(kWarps * 32)
     // loops below have fixed trip counts and their row offsets do not depend on the stage: the compiler
     // keeps them out of the stage loop (with a runtime-strided loop the per-copy index maths was half of
     // the kernel's instructions, docs/PERFORMANCE.md).
-    constexpr int kThreads = kWarps * 32;
+    constexpr int kThreads = kWarps * KG * 32;
     const int64_t kb0 = sBegin * kStageBlocks;  // first column block of this split
     auto loadWeights = [&](int st) {
         unsigned char* s = smem + (st % Lay::stages) * Lay::stageBytes;
@@ -114,10 +118,11 @@ __global__ void __launch_bounds__(kWarps * 32)
             cpAsync<16>(s + Lay::wOff + r * Lay::wStride + wc * 16, qs + ((ok ? r0 + r : 0) * nb + kb) * QB + wc * 16, ok);
         }
         constexpr int sPieces = Lay::sRow == 8 ? 1 : Lay::sRow / 16;
-        static_assert(kRows * sPieces % kThreads == 0, "whole passes");
+        constexpr int sAll = kRows * sPieces;
 #pragma unroll
-        for (int j = 0; j < kRows * sPieces / kThreads; ++j) {
+        for (int j = 0; j < (sAll + kThreads - 1) / kThreads; ++j) {
             const int i = tid + j * kThreads, r = i / sPieces, c = i % sPieces;
+            if (sAll % kThreads != 0 && i >= sAll) break;
             const bool ok = r0 + r < rows;
             const unsigned char* src = sc + ((ok ? r0 + r : 0) * nb + kb) * SB;
             if constexpr (Lay::sRow == 8) cpAsync<8>(s + Lay::sOff + r * Lay::sRow, src, ok);
@@ -169,7 +174,7 @@ __global__ void __launch_bounds__(kWarps * 32)
         const unsigned char* s = smem + (st % Lay::stages) * Lay::stageBytes;
         // Wide token tiles keep one block's fragments live at a time (registers).
 #pragma unroll(MT >= 4 ? 1 : 4)
-        for (int kb = 0; kb < kStageBlocks; ++kb) {
+        for (int kb = kGroup; kb < kStageBlocks; kb += KG) {
             uint32_t a[MT][4];
             float2 ma[MT], mb[MT];
 #pragma unroll
@@ -218,6 +223,25 @@ __global__ void __launch_bounds__(kWarps * 32)
         }
     }
     cpAsyncWait<0>();
+    if constexpr (KG > 1) {
+        static_assert(KG == 2, "two groups");
+        __syncthreads();  // every stage buffer is free
+        float* red = reinterpret_cast<float*>(smem) + warp * (MT * 16 * 32) + lane;
+        if (kGroup == 1) {
+#pragma unroll
+            for (int m = 0; m < MT; ++m)
+#pragma unroll
+                for (int i = 0; i < 16; ++i) red[(m * 16 + i) * 32] = acc[m][i / 4][i % 4];
+        }
+        __syncthreads();
+        if (kGroup == 0) {
+#pragma unroll
+            for (int m = 0; m < MT; ++m)
+#pragma unroll
+                for (int i = 0; i < 16; ++i) acc[m][i / 4][i % 4] += red[(m * 16 + i) * 32];
+        }
+    }
+    const bool writer = kGroup == 0;
 
     // C (token g or g + 8, rows 2t and 2t + 1 of fragment n) to y, or to this split's partial.
     auto forEachOut = [&](auto&& f) {
@@ -229,6 +253,7 @@ __global__ void __launch_bounds__(kWarps * 32)
                 for (int h = 0; h < 2; ++h) f(m * 16 + g + 8 * h, warp * 32 + n * 8 + 2 * t, acc[m][n][2 * h], acc[m][n][2 * h + 1]);
     };
     if (splits == 1) {
+        if (!writer) return;
         forEachOut([&](int tk, int rl, float v0, float v1) {
             const int64_t tok = t0 + tk, row = r0 + rl;
             if (tok >= tokens) return;
@@ -240,9 +265,11 @@ __global__ void __launch_bounds__(kWarps * 32)
     const unsigned tileId = blockIdx.y * gridDim.x + blockIdx.x;
     constexpr int kTileFloats = kRows * Lay::kTokens;
     float* mine = partials + (static_cast<int64_t>(tileId) * splits + split) * kTileFloats;
-    forEachOut([&](int tk, int rl, float v0, float v1) {
-        *reinterpret_cast<float2*>(mine + tk * kRows + rl) = make_float2(v0, v1);
-    });
+    if (writer) {
+        forEachOut([&](int tk, int rl, float v0, float v1) {
+            *reinterpret_cast<float2*>(mine + tk * kRows + rl) = make_float2(v0, v1);
+        });
+    }
     __threadfence();
     __syncthreads();
     __shared__ bool last;
@@ -252,7 +279,7 @@ __global__ void __launch_bounds__(kWarps * 32)
     __threadfence();
     // The tile's last block sums the splits in order and re-arms the counter for the next launch.
     const float* all = partials + static_cast<int64_t>(tileId) * splits * kTileFloats;
-    for (int i = tid; i < kTileFloats; i += kWarps * 32) {
+    for (int i = tid; i < kTileFloats; i += kThreads) {
         const int tk = i / kRows, rl = i % kRows;
         const int64_t tok = t0 + tk, row = r0 + rl;
         if (tok >= tokens || row >= rows) continue;
@@ -304,14 +331,14 @@ bool ensureWorkspace(cudaStream_t stream, size_t floats, size_t counters, Worksp
     return true;
 }
 
-template <DevFormat F, int MT, int kStageBlocks>
+template <DevFormat F, int MT, int kStageBlocks, int KG = 1>
 void launchTiled(const TiledJobs& jobs, Q8Act xq, int64_t tokens, cudaStream_t stream) {
     using Lay = Layout<F, MT, kStageBlocks>;
     static bool optedIn[16] = {};
     int dev = 0;
     cudaGetDevice(&dev);
     if (!optedIn[dev & 15]) {
-        cudaFuncSetAttribute(gemmTiledKernel<F, MT, kStageBlocks>, cudaFuncAttributeMaxDynamicSharedMemorySize, Lay::smemBytes);
+        cudaFuncSetAttribute(gemmTiledKernel<F, MT, kStageBlocks, KG>, cudaFuncAttributeMaxDynamicSharedMemorySize, Lay::smemBytes);
         optedIn[dev & 15] = true;
     }
     const unsigned tiles = jobs.total, tokenTiles = ceilDiv(tokens, Lay::kTokens);
@@ -325,21 +352,22 @@ void launchTiled(const TiledJobs& jobs, Q8Act xq, int64_t tokens, cudaStream_t s
                          static_cast<size_t>(tiles) * tokenTiles, ws))
         splits = 1;
     const dim3 grid(tokenTiles, tiles, static_cast<unsigned>(splits));
-    launchKSmem(gemmTiledKernel<F, MT, kStageBlocks>, grid, dim3(kWarps * 32), Lay::smemBytes, stream, jobs, xq, tokens, splits,
+    launchKSmem(gemmTiledKernel<F, MT, kStageBlocks, KG>, grid, dim3(kWarps * KG * 32), Lay::smemBytes, stream, jobs, xq, tokens, splits,
                 ws.partials, ws.counters);
 }
 
 template <DevFormat F>
 void launchFormat(const TiledJobs& jobs, Q8Act xq, int64_t tokens, cudaStream_t s) {
     // Up to 16 tokens, stages of 8 column blocks where the rows allow (each row's 128 or 256 bytes per
-    // stage are whole cache lines: 16 streams 2984 -> 3194 tok/s on llama3-8b, docs/PERFORMANCE.md);
-    // KESTREL_CUDA_GEMM_STAGE=4 keeps the 4-block stages (to compare).
+    // stage are whole cache lines), shared by two groups of 4 warps (16 warps per SM instead of 8 in the
+    // same shared memory): 16 streams on llama3-8b 2984 -> 3194 -> ~3580 tok/s, docs/PERFORMANCE.md.
+    // KESTREL_CUDA_GEMM_STAGE=4 keeps one group and 4-block stages (to compare).
     static const bool wide = [] {
         const char* v = std::getenv("KESTREL_CUDA_GEMM_STAGE");
         return !(v && std::atoi(v) == 4);
     }();
     if (tokens <= 16) {
-        if (wide && jobs.j[0].w.cols % (32 * 8) == 0) launchTiled<F, 1, 8>(jobs, xq, tokens, s);
+        if (wide && jobs.j[0].w.cols % (32 * 8) == 0) launchTiled<F, 1, 8, 2>(jobs, xq, tokens, s);
         else launchTiled<F, 1, 4>(jobs, xq, tokens, s);
     } else if (tokens <= 32) {
         launchTiled<F, 2, 4>(jobs, xq, tokens, s);

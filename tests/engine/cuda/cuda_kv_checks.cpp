@@ -6,8 +6,17 @@
 // float roundings of ~1e-6 that the int8 re-quantisation of every layer's
 // activations amplifies to ~1e-2 on random-weight models. A wrong block,
 // position or sequence moves the logits by O(1).
+//
+// First, on a model of its own, a step graph replayed after a wider step grew
+// the tiled GEMM's split-K workspace gives the logits of fresh runs. (The
+// workspace was once freed on growth while earlier graphs still held its
+// address; this check did not catch that on the H200, where the allocator
+// handed the freed range back as the start of the larger buffer, so the
+// replay still hit valid memory. It guards replay after a wider step.)
 #include "cuda_checks.h"
 
+#include "cuda_backend_impl.h"
+#include "fresh_logits.h"
 #include "model_impl.h"
 
 #include <algorithm>
@@ -43,6 +52,65 @@ std::vector<int32_t> cat(std::span<const int32_t> a, std::span<const int32_t> b)
     return v;
 }
 
+// The model on the GPU, or null with the reason recorded in `out`.
+std::shared_ptr<Model> loadOnCuda(const LoadOptions& o, const std::string& what, std::vector<CheckResult>& out) {
+    auto loaded = Model::load(o);
+    if (!loaded) {
+        out.push_back({what + ": load on cuda", 0, 0, false, loaded.status().message()});
+        return nullptr;
+    }
+    return std::move(*loaded);
+}
+
+// Its own model (a fresh stream, so a fresh split-K workspace): a larger step earlier in the
+// process would have grown the workspace before the graph was captured.
+std::vector<CheckResult> runGraphReplayCheck(const LoadOptions& o) {
+    std::vector<CheckResult> out;
+    const auto owned = loadOnCuda(o, "graph replay", out);
+    if (!owned) return out;
+    Model& model = *owned;
+    runtime::KvPool& pool = *model.impl().pool;
+    const int vocab = pool.vocabSize();
+    std::vector<float> logits;
+    Status st = Status::ok();
+    // 16 one-token rows three times (eager, captured, replayed), from the sequences' first token on (so
+    // no larger step came before), then 32 rows (a wider tile: the split-K workspace grows), then the
+    // 16-row step again: a replay of the graph captured before the growth.
+    const auto* cuda = dynamic_cast<const backend::cudaimpl::CudaBackend*>(model.impl().backend.get());
+    constexpr int kSeqs = 16;
+    std::vector<int32_t> seq(kSeqs);
+    std::vector<std::vector<int32_t>> fed(kSeqs);
+    std::vector<runtime::PoolChunk> chunks;
+    auto stepAll = [&](int perSeq, uint32_t seed, model::LogitsWanted want) {
+        chunks.clear();
+        for (int i = 0; i < kSeqs; ++i) {
+            const auto t = tokens(perSeq, seed + uint32_t(i), vocab);
+            const size_t from = fed[size_t(i)].size();
+            fed[size_t(i)].insert(fed[size_t(i)].end(), t.begin(), t.end());
+            chunks.push_back({seq[size_t(i)], std::span(fed[size_t(i)]).subspan(from), want});
+        }
+        return pool.step(chunks, logits);
+    };
+    for (int i = 0; i < kSeqs; ++i) seq[size_t(i)] = pool.open();
+    for (int k = 0; k < 3 && st.isOk(); ++k) st = stepAll(1, 200 + 20 * uint32_t(k), model::LogitsWanted::Last);
+    if (st.isOk()) st = stepAll(2, 300, model::LogitsWanted::Last);
+    const int64_t replaysBefore = cuda ? cuda->stats().replays : 0;
+    if (st.isOk()) st = stepAll(1, 400, model::LogitsWanted::Last);
+    const bool replayed = cuda && cuda->stats().replays > replaysBefore;
+    out.push_back({"graph replay: 16-row step replayed from its graph after a 32-row step", replayed ? 1.0 : 0.0, 1,
+                   st.isOk() && replayed, st.message()});
+    if (st.isOk() && logits.size() == size_t(kSeqs * vocab)) {
+        const std::vector<float> got = logits;
+        double worst = 0;
+        for (int i = 0; i < kSeqs; ++i)
+            worst = std::max(worst, relDiff(std::span(got).subspan(size_t(i * vocab), size_t(vocab)),
+                                           test::freshLogits(model, fed[size_t(i)])));
+        out.push_back({"graph replay: 16 sequences after the replay (worst)", worst, kBound, worst <= kBound, ""});
+    }
+    for (int32_t s : seq) pool.close(s);
+    return out;
+}
+
 }  // namespace
 
 std::vector<CheckResult> runKvReuseCheck(const std::string& ggufPath) {
@@ -51,26 +119,14 @@ std::vector<CheckResult> runKvReuseCheck(const std::string& ggufPath) {
     o.path = ggufPath;
     o.device = "cuda";
     o.kvPoolTokens = 8192;
-    auto loaded = Model::load(o);
-    if (!loaded) {
-        out.push_back({"paged KV: load on cuda", 0, 0, false, loaded.status().message()});
-        return out;
-    }
-    Model& model = **loaded;
+    out = runGraphReplayCheck(o);
+    const auto owned = loadOnCuda(o, "paged KV", out);
+    if (!owned) return out;
+    Model& model = *owned;
     runtime::KvPool& pool = *model.impl().pool;
     const int vocab = pool.vocabSize();
     std::vector<float> logits;
-    auto fresh = [&](std::span<const int32_t> t) {
-        model.clearPrefixCache();
-        const int32_t s = pool.open();
-        std::vector<float> l;
-        const runtime::PoolChunk ch{s, t, model::LogitsWanted::Last};
-        Status st = pool.step({&ch, 1}, l);
-        pool.close(s);
-        model.clearPrefixCache();
-        if (!st.isOk()) l.clear();
-        return l;
-    };
+    auto fresh = [&](std::span<const int32_t> t) { return test::freshLogits(model, t); };
     auto result = [&](const std::string& name, std::span<const float> got, std::span<const float> ref) {
         const double e = relDiff(got, ref);
         out.push_back({"paged KV: " + name, e, kBound, e <= kBound, ""});
@@ -133,6 +189,7 @@ std::vector<CheckResult> runKvReuseCheck(const std::string& ggufPath) {
         out.push_back({"paged KV: mixed batch", 0, 0, false, st.message()});
     }
     for (int32_t s : {s1, s2, s3}) pool.close(s);
+
     return out;
 }
 

@@ -5,6 +5,7 @@
 // no downloaded model is needed.
 #include "../model/synthetic_model.h"
 #include "matmul.h"
+#include "fresh_logits.h"
 #include "model_impl.h"
 
 #include <QTemporaryDir>
@@ -72,14 +73,8 @@ class TestKvPool : public QObject {
 
     // Logits of the last token of `tokens`, computed alone in a fresh sequence with nothing cached.
     std::vector<float> fresh(Model& model, std::span<const int32_t> tokens) {
-        model.clearPrefixCache();
-        runtime::KvPool& pool = *model.impl().pool;
-        const int32_t seq = pool.open();
-        std::vector<float> logits;
-        const runtime::PoolChunk ch{seq, tokens, model::LogitsWanted::Last};
-        const Status s = pool.step({&ch, 1}, logits);
-        pool.close(seq);
-        model.clearPrefixCache();
+        Status s;
+        auto logits = test::freshLogits(model, tokens, &s);
         if (!s.isOk()) qWarning("%s", s.toString().c_str());
         return logits;
     }
