@@ -45,7 +45,7 @@ struct Layout {
     static constexpr int aOff = sOff + kRows * sRow;
     static constexpr int mOff = aOff + kTokens * aStride;
     static constexpr int stageBytes = mOff + kTokens * mStride;
-    static constexpr int stages = stageBytes * 4 <= 200 * 1024 ? 4 : stageBytes * 3 <= 200 * 1024 ? 3 : 2;
+    static constexpr int stages = stageBytes * 4 <= 112 * 1024 ? 4 : 3;  // two blocks per SM
     static constexpr int smemBytes = stageBytes * stages;
     static_assert(sRow == 8 || sRow % 16 == 0, "scale rows are copied in 8- or 16-byte pieces");
 };
@@ -148,6 +148,7 @@ __global__ void __launch_bounds__(kWarps * KG * 32, KG == 1 ? 1 : 2)
         }
     };
 
+    // Weights (constant during a step) may be requested before the previous kernel ends.
     pdlTrigger();
     for (int st = 0; st < Lay::stages - 1 && st < nStages; ++st) loadWeights(st);
     pdlWait();
@@ -367,8 +368,15 @@ void launchFormat(const TiledJobs& jobs, Q8Act xq, int64_t tokens, cudaStream_t 
         return !(v && std::atoi(v) == 4);
     }();
     if (tokens <= 16) {
-        if (wide && jobs.j[0].w.cols % (32 * 8) == 0) launchTiled<F, 1, 8, 2>(jobs, xq, tokens, s);
-        else launchTiled<F, 1, 4>(jobs, xq, tokens, s);
+        // Measured for the 4-bit layouts (Q4_0, Q4_1 and the K-quants repacked to it); the 8-bit ones keep
+        // 4-block stages (8 blocks of theirs would leave one block per SM).
+        if constexpr (quantBytes<F>() == 16) {
+            if (wide && jobs.j[0].w.cols % (32 * 8) == 0) {
+                launchTiled<F, 1, 8, 2>(jobs, xq, tokens, s);
+                return;
+            }
+        }
+        launchTiled<F, 1, 4>(jobs, xq, tokens, s);
     } else if (tokens <= 32) {
         launchTiled<F, 2, 4>(jobs, xq, tokens, s);
     } else {
