@@ -94,15 +94,7 @@ __global__ void __launch_bounds__(kAttnWarps * 32, EPL >= 8 ? 2 : EPL == 4 ? (G 
         for (int64_t j = start + warp; j < end; j += KPS * kAttnWarps) {
             float kk[KPS][EPL], vv[KPS][EPL];
             bool has[KPS];
-#pragma unroll
-            for (int u = 0; u < KPS; ++u) {
-                const int64_t ju = j + u * kAttnWarps;
-                has[u] = ju < end;
-                const int64_t jj = has[u] ? ju : j;
-                const int64_t row = kvRowOffset(kv, table, jj);
-                loadRow<EPL>(kv, kv.k, row + headOff, c0, d, kk[u]);
-                loadRow<EPL>(kv, kv.v, row + headOff, c0, d, vv[u]);
-            }
+            loadKeys<KPS, EPL, int64_t>(kv, kv.k, kv.v, table, j, kAttnWarps, end, headOff, c0, d, kk, vv, has);
             onlineSoftmaxStep<G, KPS, EPL>(qr, kk, vv, has, ng, p.softcap, m, l, acc);
         }
         // Merge the warps of the block.

@@ -1,5 +1,5 @@
 // Device code shared by the one-token attention kernel (attention.cu) and the
-// persistent decode step (decode_step.cu): loading a lane's share of a KV row,
+// persistent decode step (decode_step.cu): loading a lane's share of KV rows,
 // and one step of flash-decoding's online softmax. Included by .cu files only.
 #pragma once
 
@@ -46,6 +46,22 @@ __device__ __forceinline__ void loadRow(const KvDev& kv, const void* base, int64
     }
 }
 
+// The K and V rows of the KPS keys j, j + stride, ... of one head (headOff: the
+// head's first element in a row). has[u]: key u is before `end`; a missing key
+// re-reads key j (in bounds; its values are masked by has). I: the index type.
+template <int KPS, int EPL, typename I>
+__device__ __forceinline__ void loadKeys(const KvDev& kv, const void* kBase, const void* vBase, const int32_t* table,
+                                         I j, I stride, I end, int64_t headOff, int c0, int d, float (&kk)[KPS][EPL],
+                                         float (&vv)[KPS][EPL], bool (&has)[KPS]) {
+#pragma unroll
+    for (int u = 0; u < KPS; ++u) {
+        const I ju = j + u * stride;
+        has[u] = ju < end;
+        const int64_t row = kvRowOffset(kv, table, has[u] ? ju : j) + headOff;
+        loadRow<EPL>(kv, kBase, row, c0, d, kk[u]);
+        loadRow<EPL>(kv, vBase, row, c0, d, vv[u]);
+    }
+}
 
 // A warp folds KPS keys into the running softmax state of each of its first
 // ng (<= G) query heads. Each lane holds EPL values of every row: the scaled

@@ -545,14 +545,7 @@ __device__ __forceinline__ void attentionItem(const DecodeStepDev& p, const Deco
     for (int j0 = start + warp; j0 < end; j0 += KPS * kConsumerWarps) {
         float kk[KPS][EPL], vv[KPS][EPL];
         bool has[KPS];
-#pragma unroll
-        for (int u = 0; u < KPS; ++u) {
-            const int j = j0 + u * kConsumerWarps;
-            has[u] = j < end;
-            const int64_t row = kvRowOffset(p.kv, table, has[u] ? j : j0) + headOff;
-            loadRow<EPL>(p.kv, L.kCache, row, lane * EPL, D, kk[u]);
-            loadRow<EPL>(p.kv, L.vCache, row, lane * EPL, D, vv[u]);
-        }
+        loadKeys<KPS, EPL, int>(p.kv, L.kCache, L.vCache, table, j0, kConsumerWarps, end, headOff, lane * EPL, D, kk, vv, has);
         onlineSoftmaxStep<G, KPS, EPL>(qr, kk, vv, has, group, 0.0f, m, l, acc);
     }
 

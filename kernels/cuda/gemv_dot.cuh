@@ -74,29 +74,15 @@ __device__ __forceinline__ uint16_t ldgStream2(const void* p) {
 // persistent decode step's staged chunks).
 enum class Src { Cached, Stream, Shared };
 
-template <Src S>
-__device__ __forceinline__ uint4 load16(const void* p) {
-    if constexpr (S == Src::Stream) return ldgStream(p);
-    else if constexpr (S == Src::Cached) return __ldg(static_cast<const uint4*>(p));
-    else return *static_cast<const uint4*>(p);
-}
-template <Src S>
-__device__ __forceinline__ uint2 load8(const void* p) {
-    if constexpr (S == Src::Stream) return ldgStream8(p);
-    else if constexpr (S == Src::Cached) return __ldg(static_cast<const uint2*>(p));
-    else return *static_cast<const uint2*>(p);
-}
-template <Src S>
-__device__ __forceinline__ uint32_t load4(const void* p) {
-    if constexpr (S == Src::Stream) return ldgStream4(p);
-    else if constexpr (S == Src::Cached) return __ldg(static_cast<const unsigned*>(p));
-    else return *static_cast<const uint32_t*>(p);
-}
-template <Src S>
-__device__ __forceinline__ uint16_t load2(const void* p) {
-    if constexpr (S == Src::Stream) return ldgStream2(p);
-    else if constexpr (S == Src::Cached) return __ldg(static_cast<const unsigned short*>(p));
-    else return *static_cast<const uint16_t*>(p);
+// A T (uint4, uint2, uint32_t or uint16_t) read from where S says.
+template <Src S, typename T>
+__device__ __forceinline__ T loadAs(const void* p) {
+    if constexpr (S == Src::Shared) return *static_cast<const T*>(p);
+    else if constexpr (S == Src::Cached) return __ldg(static_cast<const T*>(p));
+    else if constexpr (sizeof(T) == 16) return ldgStream(p);
+    else if constexpr (sizeof(T) == 8) return ldgStream8(p);
+    else if constexpr (sizeof(T) == 4) return ldgStream4(p);
+    else return ldgStream2(p);
 }
 
 // Block b of the row whose quants start at q and scales at sc; zeros when `ok`
@@ -108,21 +94,21 @@ __device__ __forceinline__ void loadBlockAt(WBlock& o, const uint8_t* q, const u
     if (!ok) return;
     const uint8_t* qp = q + b * quantBytes<F>();
     const uint8_t* sp = sc + b * scaleBytes<F>();
-    o.w0 = load16<S>(qp);
-    if constexpr (F == DevFormat::Q8_0 || F == DevFormat::Q8_16) o.w1 = load16<S>(qp + 16);
+    o.w0 = loadAs<S, uint4>(qp);
+    if constexpr (F == DevFormat::Q8_0 || F == DevFormat::Q8_16) o.w1 = loadAs<S, uint4>(qp + 16);
     if constexpr (F == DevFormat::Q8_16) {
-        const uint2 raw = load8<S>(sp);
+        const uint2 raw = loadAs<S, uint2>(sp);
         const float2 dd = __half22float2(*reinterpret_cast<const __half2*>(&raw.x));
         o.d = dd.x;
         o.d1 = dd.y;
         o.m = __low2float(*reinterpret_cast<const __half2*>(&raw.y));
     } else if constexpr (F == DevFormat::Q4_1) {
-        const uint32_t raw = load4<S>(sp);
+        const uint32_t raw = loadAs<S, uint32_t>(sp);
         const float2 dm = __half22float2(*reinterpret_cast<const __half2*>(&raw));
         o.d = dm.x;
         o.m = dm.y;
     } else {
-        o.d = halfBits(load2<S>(sp));
+        o.d = halfBits(loadAs<S, uint16_t>(sp));
     }
 }
 
