@@ -151,7 +151,7 @@ __global__ void __launch_bounds__(kAttnWarps * 32, G == 8 ? 2 : 3)
     for (int split = blockIdx.y, pass = 0; split < r.active; split += gridDim.y, ++pass) {
         const int64_t start = r.first + split * r.splitLen;
         const int64_t end = min(start + r.splitLen, static_cast<int64_t>(pos) + 1);
-        const bool early = gridDim.z == 1 && pass == 0;
+        const bool early = (gridDim.z == 1 || t < p.distinctRows) && pass == 0;
 
         uint4 kr[KPS], vr[KPS];
         bool has[KPS];
@@ -351,17 +351,24 @@ __global__ void __launch_bounds__(kCombineWarps * 32)
     }
 }
 
+int queryHeadsPerBlock(const AttentionDev& p) { return p.heads / p.kvHeads <= 4 ? 4 : kMaxGroup; }
+
+// Blocks per (token, kv head, query-head chunk) of pass 1: about two blocks per SM in all,
+// enough for one token's deep context, while 16 tokens at a shallow depth do not launch
+// 64 mostly idle ranges each.
+int64_t oneTokenBlocksY(const AttentionDev& p, int64_t tokens) {
+    const int gpb = queryHeadsPerBlock(p);
+    const int64_t pairs = static_cast<int64_t>(p.kvHeads) * ((p.heads / p.kvHeads + gpb - 1) / gpb) * tokens;
+    return std::clamp<int64_t>((2 * smCount() + pairs - 1) / pairs, 1, p.maxSplits);
+}
+
 // Pass 1 of the one-token kernels for tokens [0, tokens).
 void launchOneTokenPass(const float* q, int64_t tokens, const int32_t* positions, const KvDev& kv,
                         const AttentionDev& p, float* scratchO, float2* scratchML, cudaStream_t stream) {
-    const int group = p.heads / p.kvHeads;
-    const int gpb = group <= 4 ? 4 : kMaxGroup;  // query heads per block
-    const int chunks = (group + gpb - 1) / gpb;
-    // About two blocks per SM: enough for one token's deep context, and 16
-    // tokens at a shallow depth no longer launch 64 mostly idle ranges each.
-    const int64_t pairs = static_cast<int64_t>(p.kvHeads) * chunks * tokens;
-    const auto blocksY = static_cast<unsigned>(std::clamp<int64_t>((2 * smCount() + pairs - 1) / pairs, 1, p.maxSplits));
-    const dim3 grid(static_cast<unsigned>(p.kvHeads * chunks), blocksY, static_cast<unsigned>(tokens));
+    const int gpb = queryHeadsPerBlock(p);
+    const int chunks = (p.heads / p.kvHeads + gpb - 1) / gpb;
+    const dim3 grid(static_cast<unsigned>(p.kvHeads * chunks), static_cast<unsigned>(oneTokenBlocksY(p, tokens)),
+                    static_cast<unsigned>(tokens));
     const dim3 block(kAttnWarps * 32);
     const auto aligned = [](const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15) == 0; };
     if (wideAttentionEnabled() && kv.f16 && (p.headDim == 64 || p.headDim == 128 || p.headDim == 256) &&
@@ -405,6 +412,12 @@ void launchAttention(const float* q, int64_t tokens, const int32_t* positions, K
     auto* scratchML = reinterpret_cast<float2*>(scratch + tokens * p.heads * p.maxSplits * p.headDim);
     // Tokens before tileFrom (the step's decode rows) take the one-token kernels, the rest the tile kernel.
     const int64_t oneTokenRows = p.tileKeys > 0 ? p.tileFrom : tokens;
+    // One range per pass-1 block (KESTREL_CUDA_ATTN_CAP=0: maxSplits ranges, to compare).
+    static const bool capRanges = [] {
+        const char* v = std::getenv("KESTREL_CUDA_ATTN_CAP");
+        return !(v && v[0] == '0');
+    }();
+    if (oneTokenRows > 0 && capRanges) p.rangeCap = static_cast<int>(oneTokenBlocksY(p, oneTokenRows));
     if (oneTokenRows > 0) launchOneTokenPass(q, oneTokenRows, positions, kv, p, scratchO, scratchML, stream);
     if (p.tileKeys > 0) launchAttentionTile(q, tokens, positions, kv, p, scratchO, scratchML, stream);
     if (p.headDim % 32 != 0) q8 = nullptr;

@@ -29,6 +29,14 @@ struct AttentionDev {
     // least this many keys (0: only maxSplits decides), so a deep context
     // runs fewer, longer blocks.
     int deepSplitKeys = 0;
+    // Set by launchAttention: a one-token-kernel token's ranges, at most (0: maxSplits
+    // decides). The blocks that walk one (token, kv head)'s ranges, so each takes one:
+    // a range costs a dependent round trip and a merge, whatever its length.
+    int rangeCap = 0;
+    // Rows [0, distinctRows) are each the only row of their sequence in the step (the
+    // decode rows): the step writes only their own position, so pass 1 may load their
+    // earlier keys before waiting on the KV write.
+    int distinctRows = 0;
     // Tokens from tileFrom on (the rows of prefill chunks) run the tensor-core
     // tile kernel (attention_tile.cu), which splits keys at absolute multiples
     // of tileKeys; 0: every token runs the one-token kernels. Set by the backend

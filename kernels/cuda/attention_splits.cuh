@@ -26,7 +26,8 @@ __device__ __forceinline__ Range visibleRange(int pos, const AttentionDev& p) {
     Range r;
     r.first = firstVisible(pos, p);
     r.len = pos - r.first + 1;
-    int64_t per = (r.len + p.maxSplits - 1) / p.maxSplits;
+    const int64_t ranges = p.rangeCap > 0 && p.rangeCap < p.maxSplits ? p.rangeCap : p.maxSplits;
+    int64_t per = (r.len + ranges - 1) / ranges;
     if (p.deepSplitKeys > 0 && r.len >= 1024 && per < p.deepSplitKeys) per = p.deepSplitKeys;
     r.splitLen = (per + kSplitQuantum - 1) / kSplitQuantum * kSplitQuantum;
     r.active = (r.len + r.splitLen - 1) / r.splitLen;

@@ -17,6 +17,7 @@
 #include "gemm_jobs.cuh"
 #include "gemm_tiled.cuh"
 #include "mma_ptx.cuh"
+#include "ops_dev.cuh"
 
 #include <algorithm>
 #include <mutex>
@@ -29,6 +30,7 @@ constexpr int kWarps = 4;
 constexpr int kRows = 128;     // weight rows per block
 constexpr int kMinStageBlocks = 4;  // 32-column blocks per stage, at least (the columns must be whole stages)
 constexpr int kPad = 16;       // bytes after each shared row
+constexpr int kHalfRows = kRows / 2;  // a GLU tile: this many gate rows, then the same up rows
 
 template <DevFormat F, int MT, int kStageBlocks>
 struct Layout {
@@ -48,6 +50,25 @@ struct Layout {
     static constexpr int stages = stageBytes * 4 <= 112 * 1024 ? 4 : 3;  // two blocks per SM
     static constexpr int smemBytes = stageBytes * stages;
     static_assert(sRow == 8 || sRow % 16 == 0, "scale rows are copied in 8- or 16-byte pieces");
+    // The GLU epilogue's finished tile (token rows of tStride floats), after the warp groups'
+    // reduction area (kWarps x kTokens x 32 floats), both in the stage buffers.
+    static constexpr int tStride = kRows + 4;
+    static constexpr int finOff = kWarps * kTokens * 32 * 4;
+    static_assert(finOff + kTokens * tStride * 4 <= smemBytes, "the finished tile fits in the stage buffers");
+};
+
+// The rows a block multiplies. A plain tile is 128 consecutive rows of one job; a GLU
+// tile is 64 rows of gate (tile rows 0-63) and the same 64 rows of up (64-127), so one
+// block holds both halves of its outputs.
+template <bool GLU>
+struct TileRows {
+    const unsigned char *qs0, *qs1, *sc0, *sc1;
+    int64_t base;  // the first row (of each matrix, for a GLU tile)
+    int64_t rows;  // of each matrix
+    // Selects, not arrays: a run-time index would put them in local memory.
+    __device__ __forceinline__ int64_t row(int r) const { return base + (GLU ? r % kHalfRows : r); }
+    __device__ __forceinline__ const unsigned char* qs(int r) const { return !GLU || r < kHalfRows ? qs0 : qs1; }
+    __device__ __forceinline__ const unsigned char* sc(int r) const { return !GLU || r < kHalfRows ? sc0 : sc1; }
 };
 
 // One block's int32 dot (biased: kBiasedZero), scaled: the row's scale (d, and
@@ -69,10 +90,37 @@ __device__ __forceinline__ float scaledDot(int lo, int hi, const unsigned char* 
     }
 }
 
-template <DevFormat F, int MT, int kStageBlocks, int KG>
+// The GLU tile's epilogue: out = act(gate) * up for its 64 rows of each token, and their
+// int8 form for the next product (8 lanes per 32-block, as the norms quantise).
+// fin: the finished tile, token rows of tStride floats, gate in [0, 64), up in [64, 128).
+template <int kTokens, int tStride, int kThreads>
+__device__ __forceinline__ void gluQuantizeTile(const float* fin, const GluQ8Out& glu, int64_t t0, int64_t tokens,
+                                                int64_t r0) {
+    __syncthreads();
+    constexpr int quads = kHalfRows / 4;  // per token; 8-lane groups are whole 32-blocks
+    static_assert(kThreads % 32 == 0 && quads % 8 == 0, "whole quant blocks per 8-lane group");
+    for (int i = threadIdx.x; i < kTokens * quads; i += kThreads) {
+        const int tk = i / quads, c = (i % quads) * 4;
+        const float* g = fin + tk * tStride + c;
+        const float* u = g + kHalfRows;
+        const float4 o = make_float4(gluAct(g[0], glu.act) * u[0], gluAct(g[1], glu.act) * u[1],
+                                     gluAct(g[2], glu.act) * u[2], gluAct(g[3], glu.act) * u[3]);
+        float2 meta;
+        const int word = quantizeQuad(o, meta);  // every lane of the warp: it shuffles
+        const int64_t tok = t0 + tk;
+        if (tok >= tokens) continue;
+        const int64_t at = tok * glu.cols + r0 + c;
+        *reinterpret_cast<float4*>(glu.out + at) = o;
+        *reinterpret_cast<int*>(glu.q8 + at) = word;
+        if ((threadIdx.x & 7) == 0) glu.meta[at / 32] = meta;
+    }
+}
+
+// GLU: tiles of gate and up rows whose epilogue writes glu's outputs (gluQuantizeTile).
+template <DevFormat F, int MT, int kStageBlocks, int KG, bool GLU>
 __global__ void __launch_bounds__(kWarps * KG * 32, KG == 1 ? 1 : 2)
     gemmTiledKernel(TiledJobs jobs, Q8Act xq, int64_t tokens, int splits, float* __restrict__ partials,
-                    unsigned* __restrict__ counters) {
+                    unsigned* __restrict__ counters, GluQ8Out glu) {
     using Lay = Layout<F, MT, kStageBlocks>;
     constexpr int QB = quantBytes<F>(), SB = scaleBytes<F>();
     extern __shared__ __align__(16) unsigned char smem[];
@@ -82,9 +130,17 @@ __global__ void __launch_bounds__(kWarps * KG * 32, KG == 1 ? 1 : 2)
     const int warp = (tid >> 5) & (kWarps - 1), kGroup = tid >> 7;
 
     unsigned tile = blockIdx.y;  // token tiles of one row tile run side by side (its weights stay in L2)
-    const GemvJob& job = jobOfTile(jobs, tile);
+    const GemvJob& job = GLU ? jobs.j[0] : jobOfTile(jobs, tile);
     const int64_t rows = job.w.rows, cols = job.w.cols, nb = cols / 32;
-    const int64_t r0 = static_cast<int64_t>(tile) * kRows;
+    // A plain tile's outputs are rows r0.. of job.y; a GLU tile's are rows r0.. of glu.
+    const int64_t r0 = static_cast<int64_t>(tile) * (GLU ? kHalfRows : kRows);
+    TileRows<GLU> tr;
+    tr.rows = rows;
+    tr.base = r0;
+    tr.qs0 = static_cast<const unsigned char*>(job.w.qs);
+    tr.sc0 = static_cast<const unsigned char*>(job.w.scales);
+    tr.qs1 = static_cast<const unsigned char*>(jobs.j[1].w.qs);
+    tr.sc1 = static_cast<const unsigned char*>(jobs.j[1].w.scales);
     const int64_t t0 = static_cast<int64_t>(blockIdx.x) * Lay::kTokens;
     const int split = blockIdx.z;
     // Column blocks of this split, whole stages.
@@ -93,8 +149,6 @@ __global__ void __launch_bounds__(kWarps * KG * 32, KG == 1 ? 1 : 2)
     const int64_t sBegin = split * perSplit;
     const int nStages = static_cast<int>(max(static_cast<int64_t>(0), min(stagesAll, sBegin + perSplit) - sBegin));
 
-    const auto* qs = static_cast<const unsigned char*>(job.w.qs);
-    const auto* sc = static_cast<const unsigned char*>(job.w.scales);
     const auto* xqs = reinterpret_cast<const unsigned char*>(xq.q);
     const auto* xmeta = reinterpret_cast<const unsigned char*>(xq.meta);
 
@@ -114,8 +168,9 @@ __global__ void __launch_bounds__(kWarps * KG * 32, KG == 1 ? 1 : 2)
 #pragma unroll
         for (int j = 0; j < kRows / wRowsPerPass; ++j) {
             const int r = wr + j * wRowsPerPass;
-            const bool ok = r0 + r < rows;
-            cpAsync<16>(s + Lay::wOff + r * Lay::wStride + wc * 16, qs + ((ok ? r0 + r : 0) * nb + kb) * QB + wc * 16, ok);
+            const int64_t row = tr.row(r);
+            const bool ok = row < tr.rows;
+            cpAsync<16>(s + Lay::wOff + r * Lay::wStride + wc * 16, tr.qs(r) + ((ok ? row : 0) * nb + kb) * QB + wc * 16, ok);
         }
         constexpr int sPieces = Lay::sRow == 8 ? 1 : Lay::sRow / 16;
         constexpr int sAll = kRows * sPieces;
@@ -123,8 +178,9 @@ __global__ void __launch_bounds__(kWarps * KG * 32, KG == 1 ? 1 : 2)
         for (int j = 0; j < (sAll + kThreads - 1) / kThreads; ++j) {
             const int i = tid + j * kThreads, r = i / sPieces, c = i % sPieces;
             if (sAll % kThreads != 0 && i >= sAll) break;
-            const bool ok = r0 + r < rows;
-            const unsigned char* src = sc + ((ok ? r0 + r : 0) * nb + kb) * SB;
+            const int64_t row = tr.row(r);
+            const bool ok = row < tr.rows;
+            const unsigned char* src = tr.sc(r) + ((ok ? row : 0) * nb + kb) * SB;
             if constexpr (Lay::sRow == 8) cpAsync<8>(s + Lay::sOff + r * Lay::sRow, src, ok);
             else cpAsync<16>(s + Lay::sOff + r * Lay::sRow + c * 16, src + c * 16, ok);
         }
@@ -253,6 +309,17 @@ __global__ void __launch_bounds__(kWarps * KG * 32, KG == 1 ? 1 : 2)
 #pragma unroll
                 for (int h = 0; h < 2; ++h) f(m * 16 + g + 8 * h, warp * 32 + n * 8 + 2 * t, acc[m][n][2 * h], acc[m][n][2 * h + 1]);
     };
+    // A GLU tile's finished values (token rows of gate then up) meet in shared memory.
+    float* fin = reinterpret_cast<float*>(smem + Lay::finOff);
+    if (GLU && splits == 1) {
+        if constexpr (KG == 1) __syncthreads();  // every warp is done with the stage buffers
+        if (writer) forEachOut([&](int tk, int rl, float v0, float v1) {
+            fin[tk * Lay::tStride + rl] = v0;
+            fin[tk * Lay::tStride + rl + 1] = v1;
+        });
+        gluQuantizeTile<Lay::kTokens, Lay::tStride, kThreads>(fin, glu, t0, tokens, r0);
+        return;
+    }
     if (splits == 1) {
         if (!writer) return;
         forEachOut([&](int tk, int rl, float v0, float v1) {
@@ -283,12 +350,14 @@ __global__ void __launch_bounds__(kWarps * KG * 32, KG == 1 ? 1 : 2)
     for (int i = tid; i < kTileFloats; i += kThreads) {
         const int tk = i / kRows, rl = i % kRows;
         const int64_t tok = t0 + tk, row = r0 + rl;
-        if (tok >= tokens || row >= rows) continue;
+        if (tok >= tokens || (!GLU && row >= rows)) continue;
         float sum = 0.0f;
         for (int sp = 0; sp < splits; ++sp) sum += __ldcg(all + static_cast<int64_t>(sp) * kTileFloats + i);
-        job.y[tok * rows + row] = sum;
+        if (GLU) fin[tk * Lay::tStride + rl] = sum;
+        else job.y[tok * rows + row] = sum;
     }
     if (tid == 0) counters[tileId] = 0;
+    if (GLU) gluQuantizeTile<Lay::kTokens, Lay::tStride, kThreads>(fin, glu, t0, tokens, r0);
 }
 
 // Per stream (one backend's steps run in order on it): split-K partials and tile counters.
@@ -332,20 +401,22 @@ bool ensureWorkspace(cudaStream_t stream, size_t floats, size_t counters, Worksp
     return true;
 }
 
-template <DevFormat F, int MT, int kStageBlocks, int KG = 1>
-void launchTiled(const TiledJobs& jobs, Q8Act xq, int64_t tokens, cudaStream_t stream) {
+template <DevFormat F, int MT, int kStageBlocks, int KG = 1, bool GLU = false>
+void launchTiled(const TiledJobs& jobs, Q8Act xq, int64_t tokens, const GluQ8Out& glu, cudaStream_t stream) {
     using Lay = Layout<F, MT, kStageBlocks>;
     static bool optedIn[16] = {};
     int dev = 0;
     cudaGetDevice(&dev);
     if (!optedIn[dev & 15]) {
-        cudaFuncSetAttribute(gemmTiledKernel<F, MT, kStageBlocks, KG>, cudaFuncAttributeMaxDynamicSharedMemorySize, Lay::smemBytes);
+        cudaFuncSetAttribute(gemmTiledKernel<F, MT, kStageBlocks, KG, GLU>, cudaFuncAttributeMaxDynamicSharedMemorySize, Lay::smemBytes);
         optedIn[dev & 15] = true;
     }
     const unsigned tiles = jobs.total, tokenTiles = ceilDiv(tokens, Lay::kTokens);
-    // Split the columns when the tiles cannot fill two blocks per SM, keeping >= 4 stages per split.
+    // Split the columns when the tiles cannot fill two blocks per SM: as many splits as fit in that one
+    // wave (never a partial second wave: rounding up made 16 tokens' gate/up 1.7 waves and ffn down 1.09,
+    // and 16 streams on llama3-8b went 3850 -> 4220 tok/s when rounded down), keeping >= 4 stages per split.
     const int64_t stagesAll = jobs.j[0].w.cols / 32 / kStageBlocks;
-    const int64_t want = (2 * static_cast<int64_t>(smCount()) + tiles * tokenTiles - 1) / (tiles * tokenTiles);
+    const int64_t want = 2 * static_cast<int64_t>(smCount()) / (tiles * tokenTiles);
     int splits = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(want, stagesAll / 4)));
     Workspace ws;
     if (splits > 1 &&
@@ -353,12 +424,14 @@ void launchTiled(const TiledJobs& jobs, Q8Act xq, int64_t tokens, cudaStream_t s
                          static_cast<size_t>(tiles) * tokenTiles, ws))
         splits = 1;
     const dim3 grid(tokenTiles, tiles, static_cast<unsigned>(splits));
-    launchKSmem(gemmTiledKernel<F, MT, kStageBlocks, KG>, grid, dim3(kWarps * KG * 32), Lay::smemBytes, stream, jobs, xq, tokens, splits,
-                ws.partials, ws.counters);
+    launchKSmem(gemmTiledKernel<F, MT, kStageBlocks, KG, GLU>, grid, dim3(kWarps * KG * 32), Lay::smemBytes, stream, jobs, xq, tokens, splits,
+                ws.partials, ws.counters, glu);
 }
 
-template <DevFormat F>
-void launchFormat(const TiledJobs& jobs, Q8Act xq, int64_t tokens, cudaStream_t s) {
+// GLU tiles only for up to 16 tokens (gemmTiledGluFits): their epilogue adds registers, and
+// the wider tiles are near the limit already.
+template <DevFormat F, bool GLU>
+void launchFormat(const TiledJobs& jobs, Q8Act xq, int64_t tokens, const GluQ8Out& glu, cudaStream_t s) {
     // Up to 16 tokens, stages of 8 column blocks where the rows allow (each row's 128 or 256 bytes per
     // stage are whole cache lines), shared by two groups of 4 warps (16 warps per SM instead of 8 in the
     // same shared memory): 16 streams on llama3-8b 2984 -> 3194 -> ~3580 tok/s, docs/PERFORMANCE.md.
@@ -372,15 +445,17 @@ void launchFormat(const TiledJobs& jobs, Q8Act xq, int64_t tokens, cudaStream_t 
         // 4-block stages (8 blocks of theirs would leave one block per SM).
         if constexpr (quantBytes<F>() == 16) {
             if (wide && jobs.j[0].w.cols % (32 * 8) == 0) {
-                launchTiled<F, 1, 8, 2>(jobs, xq, tokens, s);
+                launchTiled<F, 1, 8, 2, GLU>(jobs, xq, tokens, glu, s);
                 return;
             }
         }
-        launchTiled<F, 1, 4>(jobs, xq, tokens, s);
+        launchTiled<F, 1, 4, 1, GLU>(jobs, xq, tokens, glu, s);
+    } else if constexpr (GLU) {
+        return;  // not reached (gemmTiledGluFits)
     } else if (tokens <= 32) {
-        launchTiled<F, 2, 4>(jobs, xq, tokens, s);
+        launchTiled<F, 2, 4>(jobs, xq, tokens, glu, s);
     } else {
-        launchTiled<F, 4, 4>(jobs, xq, tokens, s);
+        launchTiled<F, 4, 4>(jobs, xq, tokens, glu, s);
     }
 }
 
@@ -400,7 +475,27 @@ void launchGemmTiled(const GemvJob* list, int count, Q8Act xq, int64_t tokens, c
     if (tokens <= 0 || count <= 0) return;
     const TiledJobs jobs = tileJobs(list, count, kRows);
     if (jobs.total == 0) return;
-    forIntegerFormat(jobs.j[0].w.format, [&](auto format) { launchFormat<decltype(format)::value>(jobs, xq, tokens, stream); });
+    forIntegerFormat(jobs.j[0].w.format,
+                     [&](auto format) { launchFormat<decltype(format)::value, false>(jobs, xq, tokens, GluQ8Out{}, stream); });
+}
+
+bool gemmTiledGluFits(const DevMatrix& gate, const DevMatrix& up, int64_t tokens) {
+    static const bool enabled = [] {
+        const char* v = std::getenv("KESTREL_CUDA_GLU_FUSE");
+        return !(v && v[0] == '0');
+    }();
+    return enabled && tokens <= 16 && gemmTiledFits(gate) && gemmTiledFits(up) && gate.format == up.format && gate.rows == up.rows &&
+           gate.cols == up.cols && gate.rows % kHalfRows == 0;
+}
+
+void launchGemmTiledGlu(const DevMatrix& gate, const DevMatrix& up, Q8Act xq, int64_t tokens, const GluQ8Out& out,
+                        cudaStream_t stream) {
+    if (tokens <= 0 || gate.rows == 0) return;
+    const GemvJob list[2] = {{gate, nullptr}, {up, nullptr}};
+    TiledJobs jobs = tileJobs(list, 2, kRows);
+    jobs.count = 1;  // one tile index space: tile i is rows 64i.. of both
+    jobs.tiles[0] = jobs.total = static_cast<unsigned>(gate.rows / kHalfRows);
+    forIntegerFormat(gate.format, [&](auto format) { launchFormat<decltype(format)::value, true>(jobs, xq, tokens, out, stream); });
 }
 
 }  // namespace kestrel::cuda

@@ -31,4 +31,19 @@ bool gemmTiledFits(const DevMatrix& w);
 // As launchGemmMma (gemm_mma.cuh).
 void launchGemmTiled(const GemvJob* jobs, int count, Q8Act xq, int64_t tokens, cudaStream_t stream);
 
+// out = act(gate x) * up x and its int8 form (the next product's input), [tokens, cols] each
+// (meta: one (d, d * sum) per 32 values), straight from the product: no gate and up outputs.
+struct GluQ8Out {
+    float* out = nullptr;
+    int8_t* q8 = nullptr;  // null: a plain product
+    float2* meta = nullptr;
+    int64_t cols = 0;      // gate rows
+    GluAct act = GluAct::Silu;
+};
+
+// Up to 16 tokens; both fit gemmTiledFits, share format and shape, and have a multiple of 64 rows.
+bool gemmTiledGluFits(const DevMatrix& gate, const DevMatrix& up, int64_t tokens);
+void launchGemmTiledGlu(const DevMatrix& gate, const DevMatrix& up, Q8Act xq, int64_t tokens, const GluQ8Out& out,
+                        cudaStream_t stream);
+
 }  // namespace kestrel::cuda

@@ -5,6 +5,7 @@
 // NT tokens. Activations are int8 per 32 (dp4a); the float scales are applied
 // once per block.
 #include "gemm_mma.cuh"
+#include "gemm_tiled.cuh"
 #include "gemv_dot.cuh"
 #include "gemv_split.cuh"
 #include "ops.cuh"
@@ -290,8 +291,9 @@ void launchGemv(const GemvJob* list, int count, const float* x, Q8Act xq, int64_
     else gemvDispatchNT<8>(jobs, total, x, xq, tokens, stream);
 }
 
-void launchGemvGlu(const DevMatrix& gate, const DevMatrix& up, const float* x, Q8Act xq, int64_t tokens,
-                   float* gateOut, float* upOut, float* out, GluAct act, cudaStream_t stream) {
+// Gate, up and the activation in float (the path without the int8 epilogue).
+static void gemvGluFloat(const DevMatrix& gate, const DevMatrix& up, const float* x, Q8Act xq, int64_t tokens,
+                         float* gateOut, float* upOut, float* out, GluAct act, cudaStream_t stream) {
     if (tokens <= 0) return;
     if (gemmMmaFits(gate, tokens)) {
         // Gate and up as two jobs of one tensor-core launch, then the activation.
@@ -306,6 +308,19 @@ void launchGemvGlu(const DevMatrix& gate, const DevMatrix& up, const float* x, Q
     else if (tokens == 2) gluDispatchNT<2>(gate, up, x, xq, tokens, gateOut, upOut, out, act, stream);
     else if (tokens <= 4) gluDispatchNT<4>(gate, up, x, xq, tokens, gateOut, upOut, out, act, stream);
     else gluDispatchNT<8>(gate, up, x, xq, tokens, gateOut, upOut, out, act, stream);
+}
+
+void launchGemvGlu(const DevMatrix& gate, const DevMatrix& up, const float* x, Q8Act xq, int64_t tokens,
+                   float* gateOut, float* upOut, float* out, GluAct act, cudaStream_t stream, int8_t* q8,
+                   float2* q8meta) {
+    if (tokens <= 0) return;
+    if (q8 && gemmMmaFits(gate, tokens) && gemmTiledGluFits(gate, up, tokens)) {
+        // The activation and the int8 form in the product's epilogue: no gate and up outputs.
+        launchGemmTiledGlu(gate, up, xq, tokens, GluQ8Out{out, q8, q8meta, gate.rows, act}, stream);
+        return;
+    }
+    gemvGluFloat(gate, up, x, xq, tokens, gateOut, upOut, out, act, stream);
+    if (q8) launchQuantizeQ8(out, tokens, gate.rows, q8, q8meta, stream);
 }
 
 void launchEmbed(const DevMatrix& table, const int32_t* ids, int64_t tokens, float* out, cudaStream_t stream) {

@@ -57,9 +57,11 @@ void launchGemv(const GemvJob* jobs, int count, const float* x, Q8Act xq, int64_
 enum class GluAct : int32_t { Silu, GeluTanh };
 
 // Gate and up in one pass: gateOut = Wg x, upOut = Wu x, out = act(gate) * up
-// (out may be gateOut or upOut).
+// (out may be gateOut or upOut). With q8, also out's int8 form (as launchQuantizeQ8
+// writes it); gateOut and upOut may then be left unwritten.
 void launchGemvGlu(const DevMatrix& gate, const DevMatrix& up, const float* x, Q8Act xq, int64_t tokens,
-                   float* gateOut, float* upOut, float* out, GluAct act, cudaStream_t stream);
+                   float* gateOut, float* upOut, float* out, GluAct act, cudaStream_t stream, int8_t* q8,
+                   float2* q8meta);
 
 // out[t] = row ids[t] of the table, dequantised. out is [tokens, cols].
 void launchEmbed(const DevMatrix& table, const int32_t* ids, int64_t tokens, float* out, cudaStream_t stream);

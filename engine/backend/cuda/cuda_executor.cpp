@@ -119,7 +119,7 @@ size_t launchDecodeRun(const std::vector<Op>& ops, size_t i, unsigned* sync, cud
     return used;
 }
 
-// KESTREL_CUDA_SKIP=norm,quant,attn leaves those ops out of every step: the
+// KESTREL_CUDA_SKIP=norm,quant,attn,rope leaves those ops out of every step: the
 // results are wrong (stale buffers, still finite), the time says what the ops
 // cost on the step's critical path (a diagnostic for graph replay, where
 // per-kernel events do not exist; docs/PERFORMANCE.md has its readings).
@@ -132,6 +132,7 @@ bool skippedForTiming(const Op& op) {
     const char* cat = op.kind == OpKind::RmsNorm || op.kind == OpKind::Add ? "norm"
                       : op.kind == OpKind::Quantize                         ? "quant"
                       : op.kind == OpKind::Attention                        ? "attn"
+                      : op.kind == OpKind::Rope || op.kind == OpKind::StoreKv ? "rope"
                                                                             : nullptr;
     return cat && skip.find(cat) != std::string::npos;
 }
@@ -286,10 +287,15 @@ void CudaBackend::execute(const std::vector<Op>& ops) {
             if (gluAt(ops, i)) {
                 const Op& up = ops[i + 1];
                 const Op& g = ops[i + 2];
-                label = "gemv gate+up+glu";
+                // The int8 form of the GLU output, when the next op makes it, in the same call.
+                const bool quant = i + 3 < n && ops[i + 3].kind == OpKind::Quantize && ops[i + 3].p[0] == g.p[2] &&
+                                   ops[i + 3].n0 == op.n0 && ops[i + 3].n1 == op.m.rows && !skippedForTiming(ops[i + 3]);
+                label = quant ? "gemv gate+up+glu+q8" : "gemv gate+up+glu";
                 cuda::launchGemvGlu(op.m, up.m, static_cast<const float*>(op.p[0]), q8Of(op), op.n0, mut(op.p[3]),
-                                    mut(up.p[3]), mut(g.p[2]), g.i0 == 0 ? cuda::GluAct::Silu : cuda::GluAct::GeluTanh, s);
-                i += 2;
+                                    mut(up.p[3]), mut(g.p[2]), g.i0 == 0 ? cuda::GluAct::Silu : cuda::GluAct::GeluTanh, s,
+                                    quant ? static_cast<int8_t*>(const_cast<void*>(ops[i + 3].p[1])) : nullptr,
+                                    quant ? static_cast<float2*>(const_cast<void*>(ops[i + 3].p[2])) : nullptr);
+                i += quant ? 3 : 2;
                 break;
             }
             if (const size_t used = launchQkvRope(ops, i, s)) {

@@ -227,20 +227,24 @@ void checkFusedFfn(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out, in
     out.push_back(compare(p, g, "fused gate/up/glu: silu(gate)*up" + at, 2e-2));
 }
 
-// One token through norm -> gate + up + GLU -> quantise -> down -> residual add
-// at widths the split-row GEMV takes (kernels/cuda/gemv_split.cuh: 4096-wide
-// rows, and a down product of 136 blocks, two warps per row) and at narrow ones,
-// for the four device formats (Q4_K repacks into Q4_1, Q6_K into Q8_16).
-void checkDecodeFfn(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out, GgmlType type, int64_t e, int64_t ff) {
-    const std::string at = " (one token, " + std::string(ggmlTypeName(type)) + ", " + std::to_string(e) + " x " +
-                           std::to_string(ff) + ")";
+// Tokens through norm -> gate + up + GLU -> quantise -> down -> residual add.
+// One token: at widths the split-row GEMV takes (kernels/cuda/gemv_split.cuh:
+// 4096-wide rows, and a down product of 136 blocks, two warps per row) and at
+// narrow ones, for the four device formats (Q4_K repacks into Q4_1, Q6_K into
+// Q8_16). 2-16 tokens with ff % 64 == 0: gate + up + GLU + int8 in one tiled
+// product (gemm_tiled.cu's GLU tiles), with and without split columns.
+void checkDecodeFfn(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out, GgmlType type, int64_t e, int64_t ff,
+                    int64_t tokens = 1) {
+    const std::string at = " (" + std::to_string(tokens) + " token(s), " + std::string(ggmlTypeName(type)) + ", " +
+                           std::to_string(e) + " x " + std::to_string(ff) + ")";
     WPair gamma = makeW(p, randomWeight(GgmlType::F32, 1, e, rng, 0.1f, 1.0f));
     WPair wg = makeW(p, randomWeight(type, ff, e, rng, 0.05f));
     WPair wu = makeW(p, randomWeight(type, ff, e, rng, 0.05f));
     WPair wd = makeW(p, randomWeight(type, e, ff, rng, 0.05f));
-    auto xv = randomVec(size_t(e), rng);
-    TPair x = makeT(p, 1, e, &xv), xn = makeT(p, 1, e, nullptr), g = makeT(p, 1, ff, nullptr);
-    TPair u = makeT(p, 1, ff, nullptr), d = makeT(p, 1, e, nullptr);
+    auto xv = randomVec(size_t(tokens * e), rng);
+    TPair x = makeT(p, tokens, e, &xv), xn = makeT(p, tokens, e, nullptr), g = makeT(p, tokens, ff, nullptr);
+    TPair u = makeT(p, tokens, ff, nullptr), d = makeT(p, tokens, e, nullptr);
+    for (TPair* t : {&xn, &g, &u, &d}) poison(p, *t);
     for (Backend* b : {p.cpu.get(), p.gpu.get()}) {
         const bool gpu = b == p.gpu.get();
         auto pick = [&](TPair& t) -> Tensor& { return gpu ? *t.g : *t.c; };
@@ -253,7 +257,7 @@ void checkDecodeFfn(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out, G
         b->add(pick(x), pick(d), pick(x));
     }
     out.push_back(compare(p, xn, "decode ffn: norm" + at, 1e-5));
-    out.push_back(compare(p, u, "decode ffn: up" + at, 2e-2));
+    if (tokens == 1) out.push_back(compare(p, u, "decode ffn: up" + at, 2e-2));  // the GLU tiles do not write up
     out.push_back(compare(p, g, "decode ffn: silu(gate)*up" + at, 2e-2));
     out.push_back(compare(p, d, "decode ffn: down" + at, 3e-2));
     out.push_back(compare(p, x, "decode ffn: residual sum" + at, 3e-2));
@@ -336,15 +340,17 @@ void checkAttention(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
                                 std::to_string(c.headDim) + (c.neox ? ", neox" : "") +
                                 (c.window ? ", window " + std::to_string(c.window) : "") + (c.softcap > 0 ? ", softcap" : "") +
                                 (c.storage == runtime::KvStorage::F32 ? ", f32 cache" : "");
-        // Three steps, each holding both sequences: a prefill (c.prefill tokens of
+        // Four steps, each holding both sequences: a prefill (c.prefill tokens of
         // sequence 0, half as many of sequence 1; the GPU's tile kernel, one tile
-        // holding rows of both), one decode token each, then a decode row of
+        // holding rows of both), one token each (as prefill rows: the tile kernel),
+        // one token each as decode rows (the one-token kernels, which may load a
+        // decode row's earlier keys before the KV write), then a decode row of
         // sequence 0 beside a 20-token chunk of sequence 1 (both GPU kernels in one step).
         int64_t pos[2] = {0, 0};
-        for (int step = 0; step < 3; ++step) {
+        for (int step = 0; step < 4; ++step) {
             const int64_t n[2] = {step == 0 ? int64_t(c.prefill) : 1,
-                                  step == 0 ? int64_t(c.prefill / 2 + 1) : step == 1 ? 1 : 20};
-            p.gpu->setDecodeRows(step == 2 ? 1 : 0);
+                                  step == 0 ? int64_t(c.prefill / 2 + 1) : step < 3 ? 1 : 20};
+            p.gpu->setDecodeRows(step == 2 ? 2 : step == 3 ? 1 : 0);
             const int64_t tokens = n[0] + n[1];
             std::vector<int32_t> positions, rows;
             for (int sq = 0; sq < 2; ++sq)
@@ -372,8 +378,10 @@ void checkAttention(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
                 b->attention(Q, cache, 0, batch, ap, gpu ? *o.g : *o.c);
             }
             p.gpu->setDecodeRows(0);
+            const std::string at = " at " + std::to_string(pos[0]) + "/" + std::to_string(pos[1]);
             const std::string when = step == 0   ? " prefill " + std::to_string(n[0]) + "+" + std::to_string(n[1])
-                                      : step == 1 ? " decode at " + std::to_string(pos[0]) + "/" + std::to_string(pos[1])
+                                      : step == 1 ? " one token each" + at
+                                      : step == 2 ? " decode rows" + at
                                                   : " decode beside a 20-token chunk";
             out.push_back(compare(p, q, "rope q (" + tag + ")" + when, 1e-5));
             // F16 cache on both sides; the softmax uses __expf on the GPU: 1e-3.
@@ -437,6 +445,15 @@ std::vector<CheckResult> runOpChecks(unsigned seed) {
     checkFusedFfn(p, rng, out, 1, 4608);  // 144 blocks: two warps per row, the second with a partial share
     for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_K, GgmlType::Q8_0, GgmlType::Q6_K}) checkDecodeFfn(p, rng, out, t, 4096, 4352);
     for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0}) checkDecodeFfn(p, rng, out, t, 768, 1536);
+    // GLU tiles: 8-block stages (4096 % 256 == 0) with split columns; 4-block stages (384); one stage
+    // (256: no split; Q4_K repacked to Q4_1); Q8_0's and Q6_K's 4-block tiles with split columns;
+    // 16 and 9 tokens (a partial token tile).
+    for (int64_t tokens : {16, 9}) {
+        checkDecodeFfn(p, rng, out, GgmlType::Q4_0, 4096, 960, tokens);
+        checkDecodeFfn(p, rng, out, GgmlType::Q4_1, 384, 1536, tokens);
+        checkDecodeFfn(p, rng, out, GgmlType::Q4_K, 256, 1024, tokens);
+    }
+    for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q6_K}) checkDecodeFfn(p, rng, out, t, 2048, 1024, 16);
     checkElementwise(p, rng, out);
     checkAttention(p, rng, out);
     checkTopK(p, rng, out);
