@@ -288,27 +288,35 @@ template <int NC>
 __global__ void __launch_bounds__(kCombineWarps * 32)
     attnCombineKernel(const int32_t* __restrict__ positions, AttentionDev p, const float* __restrict__ scratchO,
                       const float2* __restrict__ scratchML, float* __restrict__ out, int8_t* q8, float2* q8meta) {
-    pdlEnter();
     const int h = blockIdx.x, t = blockIdx.y;
+    // Positions are uploaded before the step's first kernel: read before the wait, so the
+    // first load after it is the partials'.
     const int64_t active = activeSplits(t, positions[t], p);
+    pdlEnter();
     const int d = p.headDim;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int64_t slot0 = (static_cast<int64_t>(t) * p.heads + h) * p.maxSplits;
-    float mw = -INFINITY;
-    for (int s = warp; s < active; s += kCombineWarps) mw = fmaxf(mw, scratchML[slot0 + s].x);
-    float lw = 0.0f, ow[NC];
+    // One pass with online rescaling: a range's (max, sum) and output row are loaded together
+    // (one round trip per range, not one for the maxima and another for the rows).
+    float mw = -INFINITY, lw = 0.0f, ow[NC];
 #pragma unroll
     for (int i = 0; i < NC; ++i) ow[i] = 0.0f;
 #pragma unroll 4
     for (int s = warp; s < active; s += kCombineWarps) {
         const float2 ml = scratchML[slot0 + s];
-        const float f = __expf(ml.x - mw);
-        lw += ml.y * f;
+        float o[NC];
 #pragma unroll
         for (int i = 0; i < NC; ++i) {
             const int c = lane + 32 * i;
-            if (c < d) ow[i] += scratchO[(slot0 + s) * d + c] * f;
+            o[i] = c < d ? scratchO[(slot0 + s) * d + c] : 0.0f;
         }
+        if (ml.x == -INFINITY) continue;  // a range without keys adds nothing
+        const float mNew = fmaxf(mw, ml.x);
+        const float keep = __expf(mw - mNew), add = __expf(ml.x - mNew);  // keep = 0 while mw = -inf
+        lw = lw * keep + ml.y * add;
+#pragma unroll
+        for (int i = 0; i < NC; ++i) ow[i] = ow[i] * keep + o[i] * add;
+        mw = mNew;
     }
     __shared__ float sm[kCombineWarps], sl[kCombineWarps];
     __shared__ float so[kCombineWarps][NC * 32];

@@ -50,11 +50,11 @@ struct Layout {
     static constexpr int stages = stageBytes * 4 <= 112 * 1024 ? 4 : 3;  // two blocks per SM
     static constexpr int smemBytes = stageBytes * stages;
     static_assert(sRow == 8 || sRow % 16 == 0, "scale rows are copied in 8- or 16-byte pieces");
-    // The GLU epilogue's finished tile (token rows of tStride floats), after the warp groups'
-    // reduction area (kWarps x kTokens x 32 floats), both in the stage buffers.
+    // The warp groups' reduction area (kWarps x kTokens x 32 floats per group after the first)
+    // and the GLU epilogue's finished tile (token rows of tStride floats), in the stage buffers.
+    static constexpr int groupBytes = kWarps * kTokens * 32 * 4;
     static constexpr int tStride = kRows + 4;
-    static constexpr int finOff = kWarps * kTokens * 32 * 4;
-    static_assert(finOff + kTokens * tStride * 4 <= smemBytes, "the finished tile fits in the stage buffers");
+    static constexpr int finBytes = kTokens * tStride * 4;
 };
 
 // The rows a block multiplies. A plain tile is 128 consecutive rows of one job; a GLU
@@ -118,7 +118,7 @@ __device__ __forceinline__ void gluQuantizeTile(const float* fin, const GluQ8Out
 
 // GLU: tiles of gate and up rows whose epilogue writes glu's outputs (gluQuantizeTile).
 template <DevFormat F, int MT, int kStageBlocks, int KG, bool GLU>
-__global__ void __launch_bounds__(kWarps * KG * 32, KG == 1 ? 1 : 2)
+__global__ void __launch_bounds__(kWarps * KG * 32, KG == 2 ? 2 : 1)
     gemmTiledKernel(TiledJobs jobs, Q8Act xq, int64_t tokens, int splits, float* __restrict__ partials,
                     unsigned* __restrict__ counters, GluQ8Out glu) {
     using Lay = Layout<F, MT, kStageBlocks>;
@@ -127,6 +127,9 @@ __global__ void __launch_bounds__(kWarps * KG * 32, KG == 1 ? 1 : 2)
     const int tid = threadIdx.x, lane = tid & 31, g = lane >> 2, t = lane & 3;
     // KG groups of 4 warps share each stage's column blocks (group k takes blocks k, k + KG, ...): more
     // warps in flight for the same shared memory; the groups' sums meet in shared memory at the end.
+    static_assert(KG == 1 || KG == 2 || KG == 4, "1, 2 or 4 groups");
+    constexpr int finOff = (KG > 1 ? KG - 1 : 1) * Lay::groupBytes;
+    static_assert(finOff + Lay::finBytes <= Lay::smemBytes, "reduction area and finished tile fit in the stages");
     const int warp = (tid >> 5) & (kWarps - 1), kGroup = tid >> 7;
 
     unsigned tile = blockIdx.y;  // token tiles of one row tile run side by side (its weights stay in L2)
@@ -281,21 +284,24 @@ __global__ void __launch_bounds__(kWarps * KG * 32, KG == 1 ? 1 : 2)
     }
     cpAsyncWait<0>();
     if constexpr (KG > 1) {
-        static_assert(KG == 2, "two groups");
         __syncthreads();  // every stage buffer is free
+        // Group k > 0 leaves its sums in area k - 1; group 0 adds them in group order.
         float* red = reinterpret_cast<float*>(smem) + warp * (MT * 16 * 32) + lane;
-        if (kGroup == 1) {
+        constexpr int groupFloats = Lay::groupBytes / 4;
+        if (kGroup > 0) {
 #pragma unroll
             for (int m = 0; m < MT; ++m)
 #pragma unroll
-                for (int i = 0; i < 16; ++i) red[(m * 16 + i) * 32] = acc[m][i / 4][i % 4];
+                for (int i = 0; i < 16; ++i) red[(kGroup - 1) * groupFloats + (m * 16 + i) * 32] = acc[m][i / 4][i % 4];
         }
         __syncthreads();
         if (kGroup == 0) {
 #pragma unroll
-            for (int m = 0; m < MT; ++m)
+            for (int k = 1; k < KG; ++k)
 #pragma unroll
-                for (int i = 0; i < 16; ++i) acc[m][i / 4][i % 4] += red[(m * 16 + i) * 32];
+                for (int m = 0; m < MT; ++m)
+#pragma unroll
+                    for (int i = 0; i < 16; ++i) acc[m][i / 4][i % 4] += red[(k - 1) * groupFloats + (m * 16 + i) * 32];
         }
     }
     const bool writer = kGroup == 0;
@@ -310,7 +316,7 @@ __global__ void __launch_bounds__(kWarps * KG * 32, KG == 1 ? 1 : 2)
                 for (int h = 0; h < 2; ++h) f(m * 16 + g + 8 * h, warp * 32 + n * 8 + 2 * t, acc[m][n][2 * h], acc[m][n][2 * h + 1]);
     };
     // A GLU tile's finished values (token rows of gate then up) meet in shared memory.
-    float* fin = reinterpret_cast<float*>(smem + Lay::finOff);
+    float* fin = reinterpret_cast<float*>(smem + finOff);
     if (GLU && splits == 1) {
         if constexpr (KG == 1) __syncthreads();  // every warp is done with the stage buffers
         if (writer) forEachOut([&](int tk, int rl, float v0, float v1) {
@@ -401,8 +407,10 @@ bool ensureWorkspace(cudaStream_t stream, size_t floats, size_t counters, Worksp
     return true;
 }
 
-template <DevFormat F, int MT, int kStageBlocks, int KG = 1, bool GLU = false>
-void launchTiled(const TiledJobs& jobs, Q8Act xq, int64_t tokens, const GluQ8Out& glu, cudaStream_t stream) {
+// Launches one instantiation, opting it in to its shared memory once per device.
+template <DevFormat F, int MT, int kStageBlocks, int KG, bool GLU>
+void launchInstance(dim3 grid, const TiledJobs& jobs, Q8Act xq, int64_t tokens, int splits, const Workspace& ws,
+                    const GluQ8Out& glu, cudaStream_t stream) {
     using Lay = Layout<F, MT, kStageBlocks>;
     static bool optedIn[16] = {};
     int dev = 0;
@@ -411,6 +419,13 @@ void launchTiled(const TiledJobs& jobs, Q8Act xq, int64_t tokens, const GluQ8Out
         cudaFuncSetAttribute(gemmTiledKernel<F, MT, kStageBlocks, KG, GLU>, cudaFuncAttributeMaxDynamicSharedMemorySize, Lay::smemBytes);
         optedIn[dev & 15] = true;
     }
+    launchKSmem(gemmTiledKernel<F, MT, kStageBlocks, KG, GLU>, grid, dim3(kWarps * KG * 32), Lay::smemBytes, stream, jobs, xq,
+                tokens, splits, ws.partials, ws.counters, glu);
+}
+
+template <DevFormat F, int MT, int kStageBlocks, int KG = 1, bool GLU = false>
+void launchTiled(const TiledJobs& jobs, Q8Act xq, int64_t tokens, const GluQ8Out& glu, cudaStream_t stream) {
+    using Lay = Layout<F, MT, kStageBlocks>;
     const unsigned tiles = jobs.total, tokenTiles = ceilDiv(tokens, Lay::kTokens);
     // Split the columns when the tiles cannot fill two blocks per SM: as many splits as fit in that one
     // wave (never a partial second wave: rounding up made 16 tokens' gate/up 1.7 waves and ffn down 1.09,
@@ -424,8 +439,20 @@ void launchTiled(const TiledJobs& jobs, Q8Act xq, int64_t tokens, const GluQ8Out
                          static_cast<size_t>(tiles) * tokenTiles, ws))
         splits = 1;
     const dim3 grid(tokenTiles, tiles, static_cast<unsigned>(splits));
-    launchKSmem(gemmTiledKernel<F, MT, kStageBlocks, KG, GLU>, grid, dim3(kWarps * KG * 32), Lay::smemBytes, stream, jobs, xq, tokens, splits,
-                ws.partials, ws.counters, glu);
+    if constexpr (KG == 2) {
+        // A grid of at most one block per SM (the attention output and Q,K,V products of a 16-token step:
+        // too few row tiles, and splits keep >= 4 stages) runs 4 groups per block: twice the warps per SM
+        // (KESTREL_CUDA_GEMM_KG4=0: 2 groups, to compare).
+        static const bool kg4 = [] {
+            const char* v = std::getenv("KESTREL_CUDA_GEMM_KG4");
+            return !(v && v[0] == '0');
+        }();
+        if (kg4 && static_cast<int64_t>(grid.x) * grid.y * grid.z <= smCount()) {
+            launchInstance<F, MT, kStageBlocks, 4, GLU>(grid, jobs, xq, tokens, splits, ws, glu, stream);
+            return;
+        }
+    }
+    launchInstance<F, MT, kStageBlocks, KG, GLU>(grid, jobs, xq, tokens, splits, ws, glu, stream);
 }
 
 // GLU tiles only for up to 16 tokens (gemmTiledGluFits): their epilogue adds registers, and
