@@ -18,10 +18,7 @@ constexpr int kDeepSplitKeys = 128;
 
 // KESTREL_CUDA_ATTN=0: the one-row-per-warp pass 1 for every cache (to compare).
 bool wideAttentionEnabled() {
-    static const bool on = [] {
-        const char* v = std::getenv("KESTREL_CUDA_ATTN");
-        return !(v && v[0] == '0');
-    }();
+    static const bool on = switchedOn("KESTREL_CUDA_ATTN");
     return on;
 }
 
@@ -370,12 +367,13 @@ int64_t oneTokenBlocksY(const AttentionDev& p, int64_t tokens) {
     return std::clamp<int64_t>((2 * smCount() + pairs - 1) / pairs, 1, p.maxSplits);
 }
 
-// Pass 1 of the one-token kernels for tokens [0, tokens).
+// Pass 1 of the one-token kernels for tokens [0, tokens), blocksY blocks per (token, chunk).
 void launchOneTokenPass(const float* q, int64_t tokens, const int32_t* positions, const KvDev& kv,
-                        const AttentionDev& p, float* scratchO, float2* scratchML, cudaStream_t stream) {
+                        const AttentionDev& p, int64_t blocksY, float* scratchO, float2* scratchML,
+                        cudaStream_t stream) {
     const int gpb = queryHeadsPerBlock(p);
     const int chunks = (p.heads / p.kvHeads + gpb - 1) / gpb;
-    const dim3 grid(static_cast<unsigned>(p.kvHeads * chunks), static_cast<unsigned>(oneTokenBlocksY(p, tokens)),
+    const dim3 grid(static_cast<unsigned>(p.kvHeads * chunks), static_cast<unsigned>(blocksY),
                     static_cast<unsigned>(tokens));
     const dim3 block(kAttnWarps * 32);
     const auto aligned = [](const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15) == 0; };
@@ -421,12 +419,12 @@ void launchAttention(const float* q, int64_t tokens, const int32_t* positions, K
     // Tokens before tileFrom (the step's decode rows) take the one-token kernels, the rest the tile kernel.
     const int64_t oneTokenRows = p.tileKeys > 0 ? p.tileFrom : tokens;
     // One range per pass-1 block (KESTREL_CUDA_ATTN_CAP=0: maxSplits ranges, to compare).
-    static const bool capRanges = [] {
-        const char* v = std::getenv("KESTREL_CUDA_ATTN_CAP");
-        return !(v && v[0] == '0');
-    }();
-    if (oneTokenRows > 0 && capRanges) p.rangeCap = static_cast<int>(oneTokenBlocksY(p, oneTokenRows));
-    if (oneTokenRows > 0) launchOneTokenPass(q, oneTokenRows, positions, kv, p, scratchO, scratchML, stream);
+    static const bool capRanges = switchedOn("KESTREL_CUDA_ATTN_CAP");
+    if (oneTokenRows > 0) {
+        const int64_t blocksY = oneTokenBlocksY(p, oneTokenRows);
+        if (capRanges) p.rangeCap = static_cast<int>(blocksY);
+        launchOneTokenPass(q, oneTokenRows, positions, kv, p, blocksY, scratchO, scratchML, stream);
+    }
     if (p.tileKeys > 0) launchAttentionTile(q, tokens, positions, kv, p, scratchO, scratchML, stream);
     if (p.headDim % 32 != 0) q8 = nullptr;
     const dim3 cgrid(static_cast<unsigned>(p.heads), static_cast<unsigned>(tokens)), cblock(kCombineWarps * 32);

@@ -265,10 +265,7 @@ void launchTile(const float* q, int64_t tokens, const int32_t* positions, const 
 }  // namespace
 
 bool attentionTileFits(const KvDev& kv, const AttentionDev& p, const float* q) {
-    static const bool enabled = [] {
-        const char* v = std::getenv("KESTREL_CUDA_ATTN_TILE");
-        return !(v && v[0] == '0');
-    }();
+    static const bool enabled = switchedOn("KESTREL_CUDA_ATTN_TILE");
     const auto aligned = [](const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15) == 0; };
     return enabled && kv.f16 && (p.headDim == 64 || p.headDim == 128 || p.headDim == 256) && kv.rowStride % 8 == 0 &&
            aligned(kv.k) && aligned(kv.v) && aligned(q) && p.kvHeads > 0 && p.heads % p.kvHeads == 0 &&

@@ -106,11 +106,15 @@ __device__ __forceinline__ void pdlEnter() {
 #endif
 }
 
+// A comparison switch: on unless the environment sets `name` to 0 (read once per call
+// site: keep the result in a static).
+inline bool switchedOn(const char* name) {
+    const char* v = std::getenv(name);
+    return !(v && v[0] == '0');
+}
+
 inline bool pdlEnabled() {
-    static const bool on = [] {
-        const char* v = std::getenv("KESTREL_CUDA_PDL");
-        return !(v && v[0] == '0');
-    }();
+    static const bool on = switchedOn("KESTREL_CUDA_PDL");
     return on;
 }
 

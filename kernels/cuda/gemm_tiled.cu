@@ -443,10 +443,7 @@ void launchTiled(const TiledJobs& jobs, Q8Act xq, int64_t tokens, const GluQ8Out
         // A grid of at most one block per SM (the attention output and Q,K,V products of a 16-token step:
         // too few row tiles, and splits keep >= 4 stages) runs 4 groups per block: twice the warps per SM
         // (KESTREL_CUDA_GEMM_KG4=0: 2 groups, to compare).
-        static const bool kg4 = [] {
-            const char* v = std::getenv("KESTREL_CUDA_GEMM_KG4");
-            return !(v && v[0] == '0');
-        }();
+        static const bool kg4 = switchedOn("KESTREL_CUDA_GEMM_KG4");
         if (kg4 && static_cast<int64_t>(grid.x) * grid.y * grid.z <= smCount()) {
             launchInstance<F, MT, kStageBlocks, 4, GLU>(grid, jobs, xq, tokens, splits, ws, glu, stream);
             return;
@@ -489,10 +486,7 @@ void launchFormat(const TiledJobs& jobs, Q8Act xq, int64_t tokens, const GluQ8Ou
 }  // namespace
 
 bool gemmTiledFits(const DevMatrix& w) {
-    static const bool enabled = [] {
-        const char* v = std::getenv("KESTREL_CUDA_GEMM_TILED");
-        return !(v && v[0] == '0');
-    }();
+    static const bool enabled = switchedOn("KESTREL_CUDA_GEMM_TILED");
     const auto aligned = [](const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; };
     return enabled && w.format != DevFormat::F16 && w.cols % (32 * kMinStageBlocks) == 0 && aligned(w.qs) &&
            aligned(w.scales) && deviceMajor() >= 8;
@@ -507,10 +501,7 @@ void launchGemmTiled(const GemvJob* list, int count, Q8Act xq, int64_t tokens, c
 }
 
 bool gemmTiledGluFits(const DevMatrix& gate, const DevMatrix& up, int64_t tokens) {
-    static const bool enabled = [] {
-        const char* v = std::getenv("KESTREL_CUDA_GLU_FUSE");
-        return !(v && v[0] == '0');
-    }();
+    static const bool enabled = switchedOn("KESTREL_CUDA_GLU_FUSE");
     return enabled && tokens <= 16 && gemmTiledFits(gate) && gemmTiledFits(up) && gate.format == up.format && gate.rows == up.rows &&
            gate.cols == up.cols && gate.rows % kHalfRows == 0;
 }
@@ -518,9 +509,11 @@ bool gemmTiledGluFits(const DevMatrix& gate, const DevMatrix& up, int64_t tokens
 void launchGemmTiledGlu(const DevMatrix& gate, const DevMatrix& up, Q8Act xq, int64_t tokens, const GluQ8Out& out,
                         cudaStream_t stream) {
     if (tokens <= 0 || gate.rows == 0) return;
-    const GemvJob list[2] = {{gate, nullptr}, {up, nullptr}};
-    TiledJobs jobs = tileJobs(list, 2, kRows);
-    jobs.count = 1;  // one tile index space: tile i is rows 64i.. of both
+    // One tile index space: tile i is rows 64i.. of both (the kernel reads j[1] for up's rows).
+    TiledJobs jobs{};
+    jobs.j[0] = GemvJob{gate, nullptr};
+    jobs.j[1] = GemvJob{up, nullptr};
+    jobs.count = 1;
     jobs.tiles[0] = jobs.total = static_cast<unsigned>(gate.rows / kHalfRows);
     forIntegerFormat(gate.format, [&](auto format) { launchFormat<decltype(format)::value, true>(jobs, xq, tokens, out, stream); });
 }

@@ -294,7 +294,6 @@ void launchGemv(const GemvJob* list, int count, const float* x, Q8Act xq, int64_
 // Gate, up and the activation in float (the path without the int8 epilogue).
 static void gemvGluFloat(const DevMatrix& gate, const DevMatrix& up, const float* x, Q8Act xq, int64_t tokens,
                          float* gateOut, float* upOut, float* out, GluAct act, cudaStream_t stream) {
-    if (tokens <= 0) return;
     if (gemmMmaFits(gate, tokens)) {
         // Gate and up as two jobs of one tensor-core launch, then the activation.
         const GemvJob jobs[2] = {{gate, gateOut}, {up, upOut}};
