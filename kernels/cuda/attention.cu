@@ -10,7 +10,6 @@
 namespace kestrel::cuda {
 namespace {
 
-constexpr int kAttnWarps = 4;
 constexpr int kMaxGroup = 8;
 // Keys per range once a token sees >= 1024 (KESTREL_CUDA_ATTN_DEEP overrides; 0: off):
 // llama3-8b at depth 4096 on an H200, 32-key ranges 321.5 tok/s, 64: 324.2, 128: 331.1.
@@ -20,31 +19,6 @@ constexpr int kDeepSplitKeys = 128;
 bool wideAttentionEnabled() {
     static const bool on = switchedOn("KESTREL_CUDA_ATTN");
     return on;
-}
-
-// The end of pass 1 in both split kernels: the block's NS partial softmax
-// states (max, sum, output; one per warp or key stream, in shared memory)
-// merged into the split's slot of the scratch. Slot of query head h0 + g:
-// slot0 + g * nsplit + split. Call after a __syncthreads.
-template <int NS, int G, int CS>
-__device__ __forceinline__ void writeSplitPartial(const float (&sm)[NS][G], const float (&sl)[NS][G],
-                                                  const float (&so)[NS][G][CS], int ng, int d, int64_t slot0,
-                                                  int nsplit, int split, float* __restrict__ scratchO,
-                                                  float2* __restrict__ scratchML) {
-    for (int idx = threadIdx.x; idx < ng * d; idx += blockDim.x) {
-        const int g = idx / d, c = idx % d;
-        float mm = -INFINITY;
-        for (int w = 0; w < NS; ++w) mm = fmaxf(mm, sm[w][g]);
-        float ll = 0.0f, o = 0.0f;
-        for (int w = 0; w < NS; ++w) {
-            const float f = sm[w][g] == -INFINITY ? 0.0f : __expf(sm[w][g] - mm);
-            ll += sl[w][g] * f;
-            o += so[w][g][c] * f;
-        }
-        const int64_t slot = slot0 + static_cast<int64_t>(g) * nsplit + split;
-        scratchO[slot * d + c] = o;
-        if (c == 0) scratchML[slot] = make_float2(mm, ll);
-    }
 }
 
 // G: query heads per block (the GQA group, padded; registers scale with it).
@@ -176,14 +150,7 @@ __global__ void __launch_bounds__(kAttnWarps * 32, G == 8 ? 2 : 3)
             }
         }
         float qr[G][8];
-#pragma unroll
-        for (int g = 0; g < G; ++g) {
-            const float4* qp = reinterpret_cast<const float4*>(q + (static_cast<int64_t>(t) * p.heads + h0 + (g < ng ? g : 0)) * D + c0);
-            const float4 a = qp[0], b = qp[1];
-            const float f = g < ng ? p.scale : 0.0f;
-            qr[g][0] = a.x * f; qr[g][1] = a.y * f; qr[g][2] = a.z * f; qr[g][3] = a.w * f;
-            qr[g][4] = b.x * f; qr[g][5] = b.y * f; qr[g][6] = b.z * f; qr[g][7] = b.w * f;
-        }
+        loadScaledQueries<G, D>(q, t, p.heads, h0, ng, c0, p.scale, qr);
         float m[G], l[G], acc[G][8];
 #pragma unroll
         for (int g = 0; g < G; ++g) {
@@ -194,56 +161,7 @@ __global__ void __launch_bounds__(kAttnWarps * 32, G == 8 ? 2 : 3)
         }
         for (int64_t jb = start;;) {
             // K and V stay as halves in registers and are widened where used.
-#pragma unroll
-            for (int g = 0; g < G; ++g) {
-                if (g >= ng) break;
-                float sc[KPS];
-#pragma unroll
-                for (int u = 0; u < KPS; ++u) {
-                    const __half2* kh = reinterpret_cast<const __half2*>(&kr[u]);
-                    float sum = 0.0f;
-#pragma unroll
-                    for (int i = 0; i < 4; ++i) {
-                        const float2 k2 = __half22float2(kh[i]);
-                        sum += qr[g][2 * i] * k2.x + qr[g][2 * i + 1] * k2.y;
-                    }
-                    sc[u] = sum;
-                }
-#pragma unroll
-                for (int o = LPK / 2; o > 0; o >>= 1)
-#pragma unroll
-                    for (int u = 0; u < KPS; ++u) sc[u] += __shfl_xor_sync(0xffffffffu, sc[u], o);
-                float mNew = m[g];
-#pragma unroll
-                for (int u = 0; u < KPS; ++u) {
-                    if (p.softcap > 0.0f) sc[u] = p.softcap * tanhf(sc[u] / p.softcap);
-                    if (!has[u]) sc[u] = -INFINITY;
-                    mNew = fmaxf(mNew, sc[u]);
-                }
-                // mNew is -inf only while this stream has seen no key: nothing to rescale yet.
-                const float corr = mNew == -INFINITY ? 1.0f : __expf(m[g] - mNew);
-                float wsum = 0.0f;
-                float wu[KPS];
-#pragma unroll
-                for (int u = 0; u < KPS; ++u) {
-                    wu[u] = has[u] ? __expf(sc[u] - mNew) : 0.0f;
-                    wsum += wu[u];
-                }
-                l[g] = l[g] * corr + wsum;
-#pragma unroll
-                for (int e = 0; e < 8; ++e) acc[g][e] *= corr;
-#pragma unroll
-                for (int u = 0; u < KPS; ++u) {
-                    const __half2* vh = reinterpret_cast<const __half2*>(&vr[u]);
-#pragma unroll
-                    for (int i = 0; i < 4; ++i) {
-                        const float2 v2 = __half22float2(vh[i]);
-                        acc[g][2 * i] += wu[u] * v2.x;
-                        acc[g][2 * i + 1] += wu[u] * v2.y;
-                    }
-                }
-                m[g] = mNew;
-            }
+            foldHalfKeys<G, KPS, LPK>(qr, kr, vr, has, p.softcap, m, l, acc);
             jb += STREAMS * KPS;
             if (jb >= end) break;
 #pragma unroll
@@ -260,19 +178,9 @@ __global__ void __launch_bounds__(kAttnWarps * 32, G == 8 ? 2 : 3)
         // Merge the block's key streams.
         __shared__ float sm[STREAMS][G], sl[STREAMS][G];
         __shared__ float so[STREAMS][G][D];
-#pragma unroll
-        for (int g = 0; g < G; ++g) {
-            if (lane % LPK == 0) {
-                sm[stream][g] = m[g];
-                sl[stream][g] = l[g];
-            }
-#pragma unroll
-            for (int e = 0; e < 8; ++e) so[stream][g][c0 + e] = acc[g][e];
-        }
-        __syncthreads();
-        writeSplitPartial(sm, sl, so, ng, D, (static_cast<int64_t>(t) * p.heads + h0) * p.maxSplits, p.maxSplits, split,
-                          scratchO, scratchML);
-        __syncthreads();  // the next range reuses sm, sl, so
+        finishRange<STREAMS, G, D, LPK>(sm, sl, so, stream, lane, c0, m, l, acc, ng,
+                                        (static_cast<int64_t>(t) * p.heads + h0) * p.maxSplits, p.maxSplits, split,
+                                        scratchO, scratchML);
     }
 }
 
@@ -367,6 +275,22 @@ int64_t oneTokenBlocksY(const AttentionDev& p, int64_t tokens) {
     return std::clamp<int64_t>((2 * smCount() + pairs - 1) / pairs, 1, p.maxSplits);
 }
 
+// The F16 kernel with the whole GQA group in one block up to 4 heads (its fold runs every
+// head of G: a padded head would be work for nothing), else chunks of 8. The grid is the
+// same as for 4: one chunk per kv head.
+template <int LPK, int KPS>
+void launchWide(int group, dim3 grid, dim3 block, cudaStream_t stream, const float* q, const int32_t* positions,
+                const KvDev& kv, const AttentionDev& p, float* scratchO, float2* scratchML) {
+    const auto go = [&](auto kernel) { launchK(kernel, grid, block, stream, q, positions, kv, p, scratchO, scratchML); };
+    switch (group) {
+        case 1: go(attnSplitWideKernel<LPK, 1, KPS>); break;
+        case 2: go(attnSplitWideKernel<LPK, 2, KPS>); break;
+        case 3: go(attnSplitWideKernel<LPK, 3, KPS>); break;
+        case 4: go(attnSplitWideKernel<LPK, 4, KPS>); break;
+        default: go(attnSplitWideKernel<LPK, kMaxGroup, KPS>);
+    }
+}
+
 // Pass 1 of the one-token kernels for tokens [0, tokens), blocksY blocks per (token, chunk).
 void launchOneTokenPass(const float* q, int64_t tokens, const int32_t* positions, const KvDev& kv,
                         const AttentionDev& p, int64_t blocksY, float* scratchO, float2* scratchML,
@@ -379,13 +303,10 @@ void launchOneTokenPass(const float* q, int64_t tokens, const int32_t* positions
     const auto aligned = [](const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15) == 0; };
     if (wideAttentionEnabled() && kv.f16 && (p.headDim == 64 || p.headDim == 128 || p.headDim == 256) &&
         kv.rowStride % 8 == 0 && aligned(kv.k) && aligned(kv.v) && aligned(q)) {
-#define KESTREL_ATTN_WIDE(LPK, KPS)                                                                                \
-    (gpb == 4 ? launchK(attnSplitWideKernel<LPK, 4, KPS>, grid, block, stream, q, positions, kv, p, scratchO, scratchML) \
-              : launchK(attnSplitWideKernel<LPK, kMaxGroup, KPS>, grid, block, stream, q, positions, kv, p, scratchO, scratchML))
-        if (p.headDim == 64) KESTREL_ATTN_WIDE(8, 2);
-        else if (p.headDim == 128) KESTREL_ATTN_WIDE(16, 4);
-        else KESTREL_ATTN_WIDE(32, 4);
-#undef KESTREL_ATTN_WIDE
+        const int group = p.heads / p.kvHeads;
+        if (p.headDim == 64) launchWide<8, 2>(group, grid, block, stream, q, positions, kv, p, scratchO, scratchML);
+        else if (p.headDim == 128) launchWide<16, 4>(group, grid, block, stream, q, positions, kv, p, scratchO, scratchML);
+        else launchWide<32, 4>(group, grid, block, stream, q, positions, kv, p, scratchO, scratchML);
     } else {
 #define KESTREL_ATTN(EPL)                                                                                          \
     (gpb == 4 ? launchK(attnSplitKernel<EPL, 4>, grid, block, stream, q, positions, kv, p, scratchO, scratchML)     \

@@ -247,14 +247,7 @@ __global__ void __launch_bounds__(kTileWarps * 32)
 template <int D, int KT>
 void launchTile(const float* q, int64_t tokens, const int32_t* positions, const KvDev& kv, const AttentionDev& p,
                 float* scratchO, float2* scratchML, cudaStream_t stream) {
-    constexpr size_t smem = tileSmemBytes<D, KT>();
-    static bool optedIn[16] = {};
-    int dev = 0;
-    cudaGetDevice(&dev);
-    if (!optedIn[dev & 15]) {
-        cudaFuncSetAttribute(attnTileKernel<D, KT>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-        optedIn[dev & 15] = true;
-    }
+    constexpr size_t smem = tileSmemBytes<D, KT>();  // launchKSmem opts the kernel in
     const int group = p.heads / p.kvHeads;
     const int tpb = kTileRows / group;
     const dim3 grid(static_cast<unsigned>(p.kvHeads) * ceilDiv(tokens - p.tileFrom, tpb), static_cast<unsigned>(p.maxSplits));

@@ -6,6 +6,9 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <mutex>
+#include <set>
+#include <tuple>
 #include <utility>
 
 namespace kestrel::cuda {
@@ -146,9 +149,23 @@ inline cudaError_t launchKernel(Launch mode, void (*kernel)(KArgs...), dim3 grid
     return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
 }
 
+// Lets `kernel` use `bytes` of dynamic shared memory: above 48 KB a kernel must opt in,
+// once per (kernel, device, size).
+inline void optInSharedMemory(const void* kernel, size_t bytes) {
+    if (bytes <= 48 * 1024) return;
+    int dev = 0;
+    cudaGetDevice(&dev);
+    static std::mutex mu;
+    static std::set<std::tuple<const void*, int, size_t>> done;
+    const std::lock_guard<std::mutex> lock(mu);
+    if (done.emplace(kernel, dev, bytes).second)
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+}
+
 template <typename... KArgs, typename... Args>
 inline void launchKSmem(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smemBytes, cudaStream_t s,
                         Args&&... args) {
+    optInSharedMemory(reinterpret_cast<const void*>(kernel), smemBytes);
     launchKernel(Launch::Pdl, kernel, grid, block, smemBytes, s, std::forward<Args>(args)...);
 }
 

@@ -407,18 +407,11 @@ bool ensureWorkspace(cudaStream_t stream, size_t floats, size_t counters, Worksp
     return true;
 }
 
-// Launches one instantiation, opting it in to its shared memory once per device.
+// Launches one instantiation (launchKSmem opts it in to its shared memory).
 template <DevFormat F, int MT, int kStageBlocks, int KG, bool GLU>
 void launchInstance(dim3 grid, const TiledJobs& jobs, Q8Act xq, int64_t tokens, int splits, const Workspace& ws,
                     const GluQ8Out& glu, cudaStream_t stream) {
     using Lay = Layout<F, MT, kStageBlocks>;
-    static bool optedIn[16] = {};
-    int dev = 0;
-    cudaGetDevice(&dev);
-    if (!optedIn[dev & 15]) {
-        cudaFuncSetAttribute(gemmTiledKernel<F, MT, kStageBlocks, KG, GLU>, cudaFuncAttributeMaxDynamicSharedMemorySize, Lay::smemBytes);
-        optedIn[dev & 15] = true;
-    }
     launchKSmem(gemmTiledKernel<F, MT, kStageBlocks, KG, GLU>, grid, dim3(kWarps * KG * 32), Lay::smemBytes, stream, jobs, xq,
                 tokens, splits, ws.partials, ws.counters, glu);
 }

@@ -318,7 +318,9 @@ void checkAttention(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
                           {4, 1, 256, true, 0, 30.0f, runtime::KvStorage::F16, 70},
                           {32, 8, 128, false, 0, 0.0f, runtime::KvStorage::F32, 130},
                           {12, 12, 80, true, 50, 0.0f, runtime::KvStorage::F16, 99},
-                          {16, 1, 128, false, 0, 0.0f, runtime::KvStorage::F16, 1000}};
+                          {16, 1, 128, false, 0, 0.0f, runtime::KvStorage::F16, 1000},
+                          // Past 1024 keys: 128-key ranges (deepSplitKeys), each walked in several steps.
+                          {8, 2, 256, false, 0, 0.0f, runtime::KvStorage::F16, 1100}};
     for (const Case& c : cases) {
         const int64_t qDim = int64_t(c.heads) * c.headDim, kvDim = int64_t(c.kvHeads) * c.headDim;
         // Two sequences share the cache; their blocks are shuffled and dealt
