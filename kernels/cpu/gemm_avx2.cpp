@@ -108,62 +108,107 @@ inline __m256i highBits(const uint8_t* qhBytes) {
     return _mm256_and_si256(_mm256_cmpeq_epi8(bytes, bit), _mm256_set1_epi8(0x10));
 }
 
-// One token, 32-element formats, straight from the blocks (the unpacked tile
-// would cost more than the product). maddubs cannot take Q8_0's w + 128, so
-// Q8_0 multiplies signed quants with the sign trick and has no offset term;
-// the others:  y += (dw * dx) * dot(u, xq) + cw * (dx * sum xq), k * cw for zero points.
-template <GgmlType Type>
-void rowsOneToken32(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols, const QuantActivations& act,
-                    float* y) {
-    const int64_t nb = cols / kQK;
+// One to four tokens, 32-element formats, straight from the blocks (the
+// unpacked tile would cost more than the product). Each weight block is loaded
+// and decoded once for all T tokens; each token's arithmetic is exactly the
+// one-token kernel's (the same template with T = 1), so a sequence's result
+// does not depend on how many others share its decode step. maddubs cannot
+// take Q8_0's w + 128, so Q8_0 multiplies signed quants with the sign trick and
+// has no offset term; the others:
+//   y += (dw * dx) * dot(u, xq) + cw * (dx * sum xq), k * cw for zero points.
+template <GgmlType Type, int T>
+void rowsTokens32(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols, const QuantActivations& act,
+                  int64_t t0, float* y, int64_t yStride) {
+    const int64_t nb = cols / kQK, cp = act.colsPadded;
     const __m128i m4 = _mm_set1_epi8(0x0f);
     const __m256i ones = _mm256_set1_epi16(1);
     constexpr float k = Type == GgmlType::Q4_0 ? -8.0f : Type == GgmlType::Q5_0 ? -16.0f : 1.0f;
+    const int8_t* qs[T];
+    const float *dx4[T], *s16[T];
+    for (int t = 0; t < T; ++t) {
+        qs[t] = act.qs + (t0 + t) * cp;
+        dx4[t] = act.dx4 + (t0 + t) * cp / 4;
+        s16[t] = act.s16 + (t0 + t) * cp / 16;
+    }
     for (int64_t r = 0; r < rows; ++r) {
         const uint8_t* row = w + r * rowBytes;
-        __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-        float corr = 0.0f;
+        __m256 acc0[T], acc1[T];
+        float corr[T];
+        for (int t = 0; t < T; ++t) {
+            acc0[t] = acc1[t] = _mm256_setzero_ps();
+            corr[t] = 0.0f;
+        }
         for (int64_t b = 0; b < nb; ++b) {
-            const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(act.qs + b * 32));
-            __m256i p;
-            float dw;
+            __m256i wv;  // Q8_0: the signed quants; others: the unsigned values u
+            float dw, cw = 0.0f;
             if constexpr (Type == GgmlType::Q8_0) {
                 const auto* blk = reinterpret_cast<const BlockQ8_0*>(row) + b;
-                const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qs));
-                p = _mm256_maddubs_epi16(_mm256_abs_epi8(wv), _mm256_sign_epi8(xv, wv));
+                wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qs));
                 dw = _cvtsh_ss(blk->d);
             } else {
                 using Block = std::conditional_t<Type == GgmlType::Q4_0, BlockQ4_0,
                                                  std::conditional_t<Type == GgmlType::Q4_1, BlockQ4_1, BlockQ5_0>>;
                 const auto* blk = reinterpret_cast<const Block*>(row) + b;
                 const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk->qs));
-                __m256i u = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), m4), _mm_and_si128(raw, m4));
-                if constexpr (Type == GgmlType::Q5_0) u = _mm256_or_si256(u, highBits(blk->qh));
-                p = _mm256_maddubs_epi16(u, xv);
+                wv = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), m4), _mm_and_si128(raw, m4));
+                if constexpr (Type == GgmlType::Q5_0) wv = _mm256_or_si256(wv, highBits(blk->qh));
                 dw = _cvtsh_ss(blk->d);
-                float cw = dw;
+                cw = dw;
                 if constexpr (Type == GgmlType::Q4_1) cw = _cvtsh_ss(blk->m);
-                corr += cw * (act.s16[2 * b] + act.s16[2 * b + 1]);
             }
-            const __m256 f = _mm256_cvtepi32_ps(_mm256_madd_epi16(p, ones));
-            if (b & 1)
-                acc1 = _mm256_fmadd_ps(f, _mm256_set1_ps(dw * act.dx4[b * 8]), acc1);
-            else
-                acc0 = _mm256_fmadd_ps(f, _mm256_set1_ps(dw * act.dx4[b * 8]), acc0);
+            const __m256i wabs = Type == GgmlType::Q8_0 ? _mm256_abs_epi8(wv) : wv;
+            for (int t = 0; t < T; ++t) {
+                const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs[t] + b * 32));
+                __m256i p;
+                if constexpr (Type == GgmlType::Q8_0) {
+                    p = _mm256_maddubs_epi16(wabs, _mm256_sign_epi8(xv, wv));
+                } else {
+                    p = _mm256_maddubs_epi16(wv, xv);
+                    corr[t] += cw * (s16[t][2 * b] + s16[t][2 * b + 1]);
+                }
+                const __m256 f = _mm256_cvtepi32_ps(_mm256_madd_epi16(p, ones));
+                if (b & 1)
+                    acc1[t] = _mm256_fmadd_ps(f, _mm256_set1_ps(dw * dx4[t][b * 8]), acc1[t]);
+                else
+                    acc0[t] = _mm256_fmadd_ps(f, _mm256_set1_ps(dw * dx4[t][b * 8]), acc0[t]);
+            }
         }
-        y[r] = hsum(_mm256_add_ps(acc0, acc1)) + k * corr;
+        for (int t = 0; t < T; ++t) y[(t0 + t) * yStride + r] = hsum(_mm256_add_ps(acc0[t], acc1[t])) + k * corr[t];
+    }
+}
+
+template <GgmlType Type>
+void rowsTokensType(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols, const QuantActivations& act,
+                    float* y, int64_t yStride) {
+    int64_t t = 0;
+    for (; t + 4 <= act.tokens; t += 4) rowsTokens32<Type, 4>(w, rowBytes, rows, cols, act, t, y, yStride);
+    switch (act.tokens - t) {
+    case 3: rowsTokens32<Type, 3>(w, rowBytes, rows, cols, act, t, y, yStride); break;
+    case 2: rowsTokens32<Type, 2>(w, rowBytes, rows, cols, act, t, y, yStride); break;
+    case 1: rowsTokens32<Type, 1>(w, rowBytes, rows, cols, act, t, y, yStride); break;
+    default: break;
+    }
+}
+
+// Decode rows of 1..kFewTokensMax tokens (matmul.cpp); false for other types. A call
+// with rows == 0 is the probe that asks whether the type has the kernel.
+bool rowsFewTokensAvx2(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
+                       const QuantActivations& act, float* y, int64_t yStride) {
+    if (act.tokens < 1 || act.tokens > 8) return false;
+    switch (type) {
+    case GgmlType::Q4_0: rowsTokensType<GgmlType::Q4_0>(w, rowBytes, rows, cols, act, y, yStride); return true;
+    case GgmlType::Q4_1: rowsTokensType<GgmlType::Q4_1>(w, rowBytes, rows, cols, act, y, yStride); return true;
+    case GgmlType::Q5_0: rowsTokensType<GgmlType::Q5_0>(w, rowBytes, rows, cols, act, y, yStride); return true;
+    case GgmlType::Q8_0: rowsTokensType<GgmlType::Q8_0>(w, rowBytes, rows, cols, act, y, yStride); return true;
+    default: return false;
     }
 }
 
 bool rowsOneTokenAvx2(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
                       const QuantActivations& act, float* y) {
-    switch (type) {
-    case GgmlType::Q4_0: rowsOneToken32<GgmlType::Q4_0>(w, rowBytes, rows, cols, act, y); return true;
-    case GgmlType::Q4_1: rowsOneToken32<GgmlType::Q4_1>(w, rowBytes, rows, cols, act, y); return true;
-    case GgmlType::Q5_0: rowsOneToken32<GgmlType::Q5_0>(w, rowBytes, rows, cols, act, y); return true;
-    case GgmlType::Q8_0: rowsOneToken32<GgmlType::Q8_0>(w, rowBytes, rows, cols, act, y); return true;
-    default: return false;
-    }
+    QuantActivations one = act;
+    one.tokens = 1;
+    return rowsFewTokensAvx2(type, w, rowBytes, rows, cols, one, y, 0);
 }
 
 void floatTileAvx2(const float* w, int rows, const float* x, int64_t tokens, int64_t cols, float* y,
@@ -189,7 +234,7 @@ void toFloatAvx2(GgmlType type, const void* src, float* dst, int64_t n) {
                              dst + i, n - i);
 }
 
-const IsaKernels kAvx2{"avx2", unpackRowsAvx2, intTileAvx2, floatTileAvx2, toFloatAvx2, quantizeActivationsAvx2, rowsOneTokenAvx2, nullptr, nullptr};
+const IsaKernels kAvx2{"avx2", unpackRowsAvx2, intTileAvx2, floatTileAvx2, toFloatAvx2, quantizeActivationsAvx2, rowsOneTokenAvx2, nullptr, rowsFewTokensAvx2};
 
 }  // namespace
 

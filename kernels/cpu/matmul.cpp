@@ -70,7 +70,8 @@ struct ActivationBuffer {
 // a prompt's KV then does not depend on how it was chunked or how much of it
 // came from the prefix cache. Measured crossover (docs/PERFORMANCE.md, issue
 // 5; whole-model steps, best of 3): the GEMV wins up to 5 tokens (9.9 vs
-// 10.9 ms), ties at 6, loses at 8 (13.7 vs 12.2 ms). KESTREL_GEMV_MAX_TOKENS
+// 10.9 ms), ties at 6, loses at 8 (13.7 vs 12.2 ms); on AVX2 (Zen 2) it wins up to 5
+// as well (5 tokens 18.6 vs 22.1 ms, 4 tokens 13.8 vs 18.6). KESTREL_GEMV_MAX_TOKENS
 // (1-8) overrides it, for measuring only.
 constexpr int64_t kFewTokensMax = 5;
 
