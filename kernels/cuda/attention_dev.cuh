@@ -1,8 +1,6 @@
-// Device code shared by the one-token attention kernels (attention.cu) and
-// the persistent decode step (decode_step.cu): loading
-// a lane's share of KV rows, one step of flash-decoding's online softmax, and
-// the end of pass 1 (a block's partial states merged into its range's slot).
-// Included by .cu files only.
+// Device code shared by the one-token attention kernels (attention.cu) and the
+// persistent decode step (decode_step.cu): loading a lane's share of KV rows,
+// and one step of flash-decoding's online softmax. Included by .cu files only.
 #pragma once
 
 #include "cuda_common.cuh"
@@ -125,122 +123,6 @@ __device__ __forceinline__ void onlineSoftmaxStep(const float (&qr)[G][EPL], con
             acc[g][e] = a;
         }
     }
-}
-
-// Warps per block of the one-token pass-1 kernels.
-constexpr int kAttnWarps = 4;
-
-// The end of pass 1 in the split kernels: the block's NS partial softmax
-// states (max, sum, output; one per warp or key stream, in shared memory)
-// merged into the split's slot of the scratch. Slot of query head h0 + g:
-// slot0 + g * nsplit + split. Call after a __syncthreads.
-template <int NS, int G, int CS>
-__device__ __forceinline__ void writeSplitPartial(const float (&sm)[NS][G], const float (&sl)[NS][G],
-                                                  const float (&so)[NS][G][CS], int ng, int d, int64_t slot0,
-                                                  int nsplit, int split, float* __restrict__ scratchO,
-                                                  float2* __restrict__ scratchML) {
-    for (int idx = threadIdx.x; idx < ng * d; idx += blockDim.x) {
-        const int g = idx / d, c = idx % d;
-        float mm = -INFINITY;
-        for (int w = 0; w < NS; ++w) mm = fmaxf(mm, sm[w][g]);
-        float ll = 0.0f, o = 0.0f;
-        for (int w = 0; w < NS; ++w) {
-            const float f = sm[w][g] == -INFINITY ? 0.0f : __expf(sm[w][g] - mm);
-            ll += sl[w][g] * f;
-            o += so[w][g][c] * f;
-        }
-        const int64_t slot = slot0 + static_cast<int64_t>(g) * nsplit + split;
-        scratchO[slot * d + c] = o;
-        if (c == 0) scratchML[slot] = make_float2(mm, ll);
-    }
-}
-
-// A key stream of the F16 kernels folds KPS keys into the running softmax
-// state of its G query heads. LPK lanes hold one row, 8 halves each (kr, vr:
-// 16-byte pieces of the K and V rows; qr: the scaled queries' matching 8
-// values, zeros for a padding head); has[u] says whether key u exists (a
-// missing key's values must be finite: zeros or a real row).
-// Every head is folded, padding ones too (their state is never written): a
-// loop that stopped at the real heads' count kept each head's dependent chain
-// (dot, 4 shuffle levels, exp, rescale) behind the previous head's branch, so
-// a warp ran 4 such chains one after another; without the branch they
-// interleave (ncu, llama3-8b at depth 4096: pass 1 at 46 % of the SM's
-// issue rate with 8 warps per SM, latency-bound, not memory-bound).
-template <int G, int KPS, int LPK>
-__device__ __forceinline__ void foldHalfKeys(const float (&qr)[G][8], const uint4 (&kr)[KPS], const uint4 (&vr)[KPS],
-                                             const bool (&has)[KPS], float softcap, float (&m)[G], float (&l)[G],
-                                             float (&acc)[G][8]) {
-#pragma unroll
-    for (int g = 0; g < G; ++g) {
-        float sc[KPS];
-#pragma unroll
-        for (int u = 0; u < KPS; ++u) {
-            const __half2* kh = reinterpret_cast<const __half2*>(&kr[u]);
-            float sum = 0.0f;
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                const float2 k2 = __half22float2(kh[i]);
-                sum += qr[g][2 * i] * k2.x + qr[g][2 * i + 1] * k2.y;
-            }
-            sc[u] = sum;
-        }
-#pragma unroll
-        for (int o = LPK / 2; o > 0; o >>= 1)
-#pragma unroll
-            for (int u = 0; u < KPS; ++u) sc[u] += __shfl_xor_sync(0xffffffffu, sc[u], o);
-        float wu[KPS];
-        const float corr = softmaxUpdate<KPS>(sc, has, softcap, m[g], l[g], wu);
-#pragma unroll
-        for (int e = 0; e < 8; ++e) acc[g][e] *= corr;
-#pragma unroll
-        for (int u = 0; u < KPS; ++u) {
-            const __half2* vh = reinterpret_cast<const __half2*>(&vr[u]);
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                const float2 v2 = __half22float2(vh[i]);
-                acc[g][2 * i] += wu[u] * v2.x;
-                acc[g][2 * i + 1] += wu[u] * v2.y;
-            }
-        }
-    }
-}
-
-// The F16 kernels' scaled queries: the 8 values at column c0 of query heads
-// h0 .. h0 + ng - 1 of token t (zeros for g >= ng).
-template <int G, int D>
-__device__ __forceinline__ void loadScaledQueries(const float* __restrict__ q, int64_t t, int heads, int h0, int ng,
-                                                  int c0, float scale, float (&qr)[G][8]) {
-#pragma unroll
-    for (int g = 0; g < G; ++g) {
-        const float4* qp = reinterpret_cast<const float4*>(q + (t * heads + h0 + (g < ng ? g : 0)) * D + c0);
-        const float4 a = qp[0], b = qp[1];
-        const float f = g < ng ? scale : 0.0f;
-        qr[g][0] = a.x * f; qr[g][1] = a.y * f; qr[g][2] = a.z * f; qr[g][3] = a.w * f;
-        qr[g][4] = b.x * f; qr[g][5] = b.y * f; qr[g][6] = b.z * f; qr[g][7] = b.w * f;
-    }
-}
-
-// The F16 kernels' end of a range: each key stream's state (m, l, acc; LPK lanes
-// per stream, 8 columns each) into shared memory, then merged into the range's
-// slot. `sm`, `sl`, `so` are the block's shared arrays; ends with a barrier, so
-// the caller may reuse them (and anything aliasing them) afterwards.
-template <int STREAMS, int G, int D, int LPK>
-__device__ __forceinline__ void finishRange(float (&sm)[STREAMS][G], float (&sl)[STREAMS][G], float (&so)[STREAMS][G][D],
-                                            int stream, int lane, int c0, const float (&m)[G], const float (&l)[G],
-                                            const float (&acc)[G][8], int ng, int64_t slot0, int nsplit, int split,
-                                            float* __restrict__ scratchO, float2* __restrict__ scratchML) {
-#pragma unroll
-    for (int g = 0; g < G; ++g) {
-        if (lane % LPK == 0) {
-            sm[stream][g] = m[g];
-            sl[stream][g] = l[g];
-        }
-#pragma unroll
-        for (int e = 0; e < 8; ++e) so[stream][g][c0 + e] = acc[g][e];
-    }
-    __syncthreads();
-    writeSplitPartial(sm, sl, so, ng, D, slot0, nsplit, split, scratchO, scratchML);
-    __syncthreads();
 }
 
 }  // namespace kestrel::cuda
