@@ -1,5 +1,6 @@
 #include "attention.cuh"
 #include "attention_dev.cuh"
+#include "attention_mma.cuh"
 #include "attention_splits.cuh"
 #include "attention_tile.cuh"
 #include "cuda_common.cuh"
@@ -12,31 +13,6 @@ namespace {
 
 // Warps per block of the one-token pass-1 kernels.
 constexpr int kAttnWarps = 4;
-
-// The end of pass 1 in the split kernels: the block's NS partial softmax
-// states (max, sum, output; one per warp or key stream, in shared memory)
-// merged into the split's slot of the scratch. Slot of query head h0 + g:
-// slot0 + g * nsplit + split. Call after a __syncthreads.
-template <int NS, int G, int CS>
-__device__ __forceinline__ void writeSplitPartial(const float (&sm)[NS][G], const float (&sl)[NS][G],
-                                                  const float (&so)[NS][G][CS], int ng, int d, int64_t slot0,
-                                                  int nsplit, int split, float* __restrict__ scratchO,
-                                                  float2* __restrict__ scratchML) {
-    for (int idx = threadIdx.x; idx < ng * d; idx += blockDim.x) {
-        const int g = idx / d, c = idx % d;
-        float mm = -INFINITY;
-        for (int w = 0; w < NS; ++w) mm = fmaxf(mm, sm[w][g]);
-        float ll = 0.0f, o = 0.0f;
-        for (int w = 0; w < NS; ++w) {
-            const float f = sm[w][g] == -INFINITY ? 0.0f : __expf(sm[w][g] - mm);
-            ll += sl[w][g] * f;
-            o += so[w][g][c] * f;
-        }
-        const int64_t slot = slot0 + static_cast<int64_t>(g) * nsplit + split;
-        scratchO[slot * d + c] = o;
-        if (c == 0) scratchML[slot] = make_float2(mm, ll);
-    }
-}
 
 // A key stream of the F16 kernels folds KPS keys into the running softmax
 // state of its G query heads. LPK lanes hold one row, 8 halves each (kr, vr:
@@ -384,11 +360,14 @@ int queryHeadsPerBlock(const AttentionDev& p) { return p.heads / p.kvHeads <= 4 
 
 // Blocks per (token, kv head, query-head chunk) of pass 1: about two blocks per SM in all,
 // enough for one token's deep context, while 16 tokens at a shallow depth do not launch
-// 64 mostly idle ranges each.
-int64_t oneTokenBlocksY(const AttentionDev& p, int64_t tokens) {
+// 64 mostly idle ranges each. The tensor-core kernel (mma) holds 2 blocks per SM, so its
+// count is rounded down to one wave: rounded up, 16 tokens of llama3-8b took 384 blocks
+// (1.45 waves) and measured 2 % slower than the key-stream kernel, which holds 3 per SM.
+int64_t oneTokenBlocksY(const AttentionDev& p, int64_t tokens, bool mma) {
     const int gpb = queryHeadsPerBlock(p);
     const int64_t pairs = static_cast<int64_t>(p.kvHeads) * ((p.heads / p.kvHeads + gpb - 1) / gpb) * tokens;
-    return std::clamp<int64_t>((2 * smCount() + pairs - 1) / pairs, 1, p.maxSplits);
+    const int64_t slots = 2 * smCount();
+    return std::clamp<int64_t>(mma ? slots / pairs : (slots + pairs - 1) / pairs, 1, p.maxSplits);
 }
 
 // The F16 kernel with the whole GQA group in one block up to 4 heads (its fold runs every
@@ -409,8 +388,12 @@ void launchWide(int group, dim3 grid, dim3 block, cudaStream_t stream, const flo
 
 // Pass 1 of the one-token kernels for tokens [0, tokens), blocksY blocks per (token, chunk).
 void launchOneTokenPass(const float* q, int64_t tokens, const int32_t* positions, const KvDev& kv,
-                        const AttentionDev& p, int64_t blocksY, float* scratchO, float2* scratchML,
+                        const AttentionDev& p, int64_t blocksY, bool mma, float* scratchO, float2* scratchML,
                         cudaStream_t stream) {
+    if (mma) {  // one chunk per kv head: the same grid as below
+        launchAttentionMma(q, tokens, positions, kv, p, blocksY, scratchO, scratchML, stream);
+        return;
+    }
     const int gpb = queryHeadsPerBlock(p);
     const int chunks = (p.heads / p.kvHeads + gpb - 1) / gpb;
     const dim3 grid(static_cast<unsigned>(p.kvHeads * chunks), static_cast<unsigned>(blocksY),
@@ -458,9 +441,10 @@ void launchAttention(const float* q, int64_t tokens, const int32_t* positions, K
     // One range per pass-1 block (KESTREL_CUDA_ATTN_CAP=0: maxSplits ranges, to compare).
     static const bool capRanges = switchedOn("KESTREL_CUDA_ATTN_CAP");
     if (oneTokenRows > 0) {
-        const int64_t blocksY = oneTokenBlocksY(p, oneTokenRows);
+        const bool mma = attentionMmaFits(kv, p, q);
+        const int64_t blocksY = oneTokenBlocksY(p, oneTokenRows, mma);
         if (capRanges) p.rangeCap = static_cast<int>(blocksY);
-        launchOneTokenPass(q, oneTokenRows, positions, kv, p, blocksY, scratchO, scratchML, stream);
+        launchOneTokenPass(q, oneTokenRows, positions, kv, p, blocksY, mma, scratchO, scratchML, stream);
     }
     if (p.tileKeys > 0) launchAttentionTile(q, tokens, positions, kv, p, scratchO, scratchML, stream);
     if (p.headDim % 32 != 0) q8 = nullptr;

@@ -1,4 +1,5 @@
-// Device code shared by the one-token attention kernels (attention.cu) and the
+// Device code shared by the one-token attention kernels (attention.cu,
+// attention_mma.cu) and the
 // persistent decode step (decode_step.cu): loading a lane's share of KV rows,
 // and one step of flash-decoding's online softmax. Included by .cu files only.
 #pragma once
@@ -122,6 +123,31 @@ __device__ __forceinline__ void onlineSoftmaxStep(const float (&qr)[G][EPL], con
             for (int u = 0; u < KPS; ++u) a += wu[u] * vv[u][e];
             acc[g][e] = a;
         }
+    }
+}
+
+// The end of pass 1 in the split kernels: the block's NS partial softmax
+// states (max, sum, output; one per warp or key stream, in shared memory)
+// merged into the split's slot of the scratch. Slot of query head h0 + g:
+// slot0 + g * nsplit + split. Call after a __syncthreads.
+template <int NS, int G, int CS>
+__device__ __forceinline__ void writeSplitPartial(const float (&sm)[NS][G], const float (&sl)[NS][G],
+                                                  const float (&so)[NS][G][CS], int ng, int d, int64_t slot0,
+                                                  int nsplit, int split, float* __restrict__ scratchO,
+                                                  float2* __restrict__ scratchML) {
+    for (int idx = threadIdx.x; idx < ng * d; idx += blockDim.x) {
+        const int g = idx / d, c = idx % d;
+        float mm = -INFINITY;
+        for (int w = 0; w < NS; ++w) mm = fmaxf(mm, sm[w][g]);
+        float ll = 0.0f, o = 0.0f;
+        for (int w = 0; w < NS; ++w) {
+            const float f = sm[w][g] == -INFINITY ? 0.0f : __expf(sm[w][g] - mm);
+            ll += sl[w][g] * f;
+            o += so[w][g][c] * f;
+        }
+        const int64_t slot = slot0 + static_cast<int64_t>(g) * nsplit + split;
+        scratchO[slot * d + c] = o;
+        if (c == 0) scratchML[slot] = make_float2(mm, ll);
     }
 }
 

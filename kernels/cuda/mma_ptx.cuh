@@ -64,6 +64,27 @@ __device__ __forceinline__ void cpAsyncWait() {
 #endif
 }
 
+// Softmax in the log2 domain (exp2 is one instruction): scores times kLog2e,
+// the running max back to natural log (times kLn2) for the combine.
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+
+// Two floats as the half2 of an A or B fragment register.
+__device__ __forceinline__ uint32_t packHalf2(float a, float b) {
+    const __half2 h = __floats2half2_rn(a, b);
+    return *reinterpret_cast<const uint32_t*>(&h);
+}
+
+// Max and sum over the 4 lanes (a quad) that hold one row of a C fragment.
+__device__ __forceinline__ float quadMax(float v) {
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
+    return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
+}
+__device__ __forceinline__ float quadSum(float v) {
+    v += __shfl_xor_sync(0xffffffffu, v, 1);
+    return v + __shfl_xor_sync(0xffffffffu, v, 2);
+}
+
 template <typename T>
 __device__ __forceinline__ T lds(const void* p) {
     return *static_cast<const T*>(p);

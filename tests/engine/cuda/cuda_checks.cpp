@@ -320,7 +320,12 @@ void checkAttention(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
                           {12, 12, 80, true, 50, 0.0f, runtime::KvStorage::F16, 99},
                           {16, 1, 128, false, 0, 0.0f, runtime::KvStorage::F16, 1000},
                           // Past 1024 keys: 128-key ranges (deepSplitKeys), each walked in several steps.
-                          {8, 2, 256, false, 0, 0.0f, runtime::KvStorage::F16, 1100}};
+                          {8, 2, 256, false, 0, 0.0f, runtime::KvStorage::F16, 1100},
+                          // The tensor-core pass 1 (attention_mma.cu): llama3-8b's group of 4 past
+                          // 1024 keys, a group of 2, a group of 8 with a window and a softcap.
+                          {32, 8, 128, false, 0, 0.0f, runtime::KvStorage::F16, 1300},
+                          {16, 8, 128, true, 0, 0.0f, runtime::KvStorage::F16, 200},
+                          {16, 2, 64, false, 40, 20.0f, runtime::KvStorage::F16, 150}};
     for (const Case& c : cases) {
         const int64_t qDim = int64_t(c.heads) * c.headDim, kvDim = int64_t(c.kvHeads) * c.headDim;
         // Two sequences share the cache; their blocks are shuffled and dealt
