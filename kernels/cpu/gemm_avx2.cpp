@@ -6,8 +6,10 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 namespace kestrel::kernels {
 namespace {
@@ -116,76 +118,155 @@ inline __m256i highBits(const uint8_t* qhBytes) {
 // take Q8_0's w + 128, so Q8_0 multiplies signed quants with the sign trick and
 // has no offset term; the others:
 //   y += (dw * dx) * dot(u, xq) + cw * (dx * sum xq), k * cw for zero points.
+// Per token and block the loop does only the product (maddubs, madd: one
+// shared port on Zen 2), its conversion and one FMA with a broadcast scale.
+// The rest is done for a group of 8 blocks at once: their f16 scales are
+// loaded and converted together, each token's 8 scales dw * dx computed in
+// one multiply, and the offset terms accumulated with one FMA per token (a
+// scalar chain per block was also a serial FMA latency per block).
+template <GgmlType Type>
+using Block32 = std::conditional_t<
+    Type == GgmlType::Q4_0, BlockQ4_0,
+    std::conditional_t<Type == GgmlType::Q4_1, BlockQ4_1,
+                       std::conditional_t<Type == GgmlType::Q5_0, BlockQ5_0, BlockQ8_0>>>;
+
+template <GgmlType Type>
+constexpr bool kHasOffset = Type != GgmlType::Q8_0;
+
+constexpr int kGroup = 8;  // blocks whose scales are applied together
+
+// The activations' per-block numbers, one float per block and token: dx, and
+// k * dx * sum xq (the offset term's factor, k folded in: a power of two, so
+// exact). Laid out by group of kGroup blocks, then token: [dx x8][offset x8],
+// so one pointer per group reaches every token's (zero past the last block).
+constexpr int kTermsPerToken = 2 * kGroup;
+
+template <GgmlType Type>
+const float* blockTerms(const QuantActivations& act, int64_t nb) {
+    constexpr float k = Type == GgmlType::Q4_0 ? -8.0f : Type == GgmlType::Q5_0 ? -16.0f : 1.0f;
+    thread_local std::vector<float> buf;
+    const int64_t groups = (nb + kGroup - 1) / kGroup, cp = act.colsPadded;
+    buf.assign(static_cast<size_t>(groups * act.tokens * kTermsPerToken), 0.0f);
+    for (int64_t t = 0; t < act.tokens; ++t)
+        for (int64_t b = 0; b < nb; ++b) {
+            float* terms = buf.data() + ((b / kGroup) * act.tokens + t) * kTermsPerToken + b % kGroup;
+            terms[0] = act.dx4[t * cp / 4 + b * 8];
+            const float* s16 = act.s16 + t * cp / 16 + 2 * b;
+            terms[kGroup] = k * (s16[0] + s16[1]);
+        }
+    return buf.data();
+}
+
+// The first 4 bytes of each of n <= kGroup consecutive blocks (the f16 d, and
+// Q4_1's m above it), zero past n. Scalar loads merged in general registers:
+// the integer ports are idle here, and a gather is slow on Zen 2.
+template <typename Block>
+inline __m256i blockHeads(const Block* blk, int n) {
+    auto head = [&](int i) -> uint64_t {
+        uint32_t h = 0;
+        if (i < n) std::memcpy(&h, blk + i, 4);
+        return h;
+    };
+    auto pair = [&](int i) { return static_cast<long long>(head(i) | head(i + 1) << 32); };
+    return _mm256_setr_epi64x(pair(0), pair(2), pair(4), pair(6));
+}
+
+// The low and high f16 halves of each 32-bit lane, as floats.
+inline void halvesToFloat(__m256i heads, __m256& low, __m256& high) {
+    const __m256i split = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15, 0, 1, 4, 5, 8, 9,
+                                           12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+    const __m256i halves = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(heads, split), 0xd8);
+    low = _mm256_cvtph_ps(_mm256_castsi256_si128(halves));
+    high = _mm256_cvtph_ps(_mm256_extracti128_si256(halves, 1));
+}
+
+// Asks for the weights 2 KB ahead of the group about to be used (rows are
+// contiguous, so that may be the next rows). The hardware prefetcher alone
+// leaves a one-token step waiting on DRAM (measured: whole-model Q4_1 steps
+// 10-20% faster with it). A prefetch never faults, so reading past the matrix is harmless.
+inline void prefetchAhead(const void* group, size_t bytes) {
+    const char* ahead = static_cast<const char*>(group) + 2048;
+    for (size_t i = 0; i < bytes; i += 64) _mm_prefetch(ahead + i, _MM_HINT_T0);
+}
+
+// The weights of one block as bytes: Q8_0's signed quants; the others' unsigned u.
+template <GgmlType Type>
+inline __m256i blockQuants(const Block32<Type>* blk) {
+    if constexpr (Type == GgmlType::Q8_0) {
+        return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qs));
+    } else {
+        // Both 128-bit lanes hold the 16 bytes; the high lane takes the high nibbles.
+        const __m256i raw = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk->qs)));
+        __m256i u = _mm256_and_si256(_mm256_srlv_epi64(raw, _mm256_setr_epi64x(0, 0, 4, 4)), _mm256_set1_epi8(0x0f));
+        if constexpr (Type == GgmlType::Q5_0) u = _mm256_or_si256(u, highBits(blk->qh));
+        return u;
+    }
+}
+
+// acc[t] += scale[t][j] * dot(block, token t's quants at block b), in 8 lanes.
+template <GgmlType Type, int T>
+inline void addBlockProducts(const Block32<Type>* blk, const int8_t* const (&qs)[T], int64_t b,
+                             const float (&scale)[T][kGroup], int j, __m256 (&acc)[T]) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    const __m256i wv = blockQuants<Type>(blk);
+    const __m256i wabs = Type == GgmlType::Q8_0 ? _mm256_abs_epi8(wv) : wv;
+    for (int t = 0; t < T; ++t) {
+        const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs[t] + b * kQK));
+        const __m256i p = Type == GgmlType::Q8_0 ? _mm256_maddubs_epi16(wabs, _mm256_sign_epi8(xv, wv))
+                                                 : _mm256_maddubs_epi16(wv, xv);
+        const __m256 f = _mm256_cvtepi32_ps(_mm256_madd_epi16(p, ones));
+        acc[t] = _mm256_fmadd_ps(f, _mm256_broadcast_ss(&scale[t][j]), acc[t]);
+    }
+}
+
 template <GgmlType Type, int T>
 void rowsTokens32(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols, const QuantActivations& act,
-                  int64_t t0, float* y, int64_t yStride) {
-    const int64_t nb = cols / kQK, cp = act.colsPadded;
-    const __m128i m4 = _mm_set1_epi8(0x0f);
-    const __m256i ones = _mm256_set1_epi16(1);
-    constexpr float k = Type == GgmlType::Q4_0 ? -8.0f : Type == GgmlType::Q5_0 ? -16.0f : 1.0f;
+                  const float* terms, int64_t t0, float* y, int64_t yStride) {
+    using Block = Block32<Type>;
+    const int64_t nb = cols / kQK, groupTerms = act.tokens * kTermsPerToken;
     const int8_t* qs[T];
-    const float *dx4[T], *s16[T];
-    for (int t = 0; t < T; ++t) {
-        qs[t] = act.qs + (t0 + t) * cp;
-        dx4[t] = act.dx4 + (t0 + t) * cp / 4;
-        s16[t] = act.s16 + (t0 + t) * cp / 16;
-    }
+    for (int t = 0; t < T; ++t) qs[t] = act.qs + (t0 + t) * act.colsPadded;
+    alignas(32) float scale[T][kGroup];
     for (int64_t r = 0; r < rows; ++r) {
-        const uint8_t* row = w + r * rowBytes;
+        const auto* row = reinterpret_cast<const Block*>(w + r * rowBytes);
+        // Even blocks of a group go to acc0, odd ones to acc1: two FMA chains.
         __m256 acc0[T], acc1[T];
-        float corr[T];
-        for (int t = 0; t < T; ++t) {
-            acc0[t] = acc1[t] = _mm256_setzero_ps();
-            corr[t] = 0.0f;
-        }
-        for (int64_t b = 0; b < nb; ++b) {
-            __m256i wv;  // Q8_0: the signed quants; others: the unsigned values u
-            float dw, cw = 0.0f;
-            if constexpr (Type == GgmlType::Q8_0) {
-                const auto* blk = reinterpret_cast<const BlockQ8_0*>(row) + b;
-                wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qs));
-                dw = _cvtsh_ss(blk->d);
-            } else {
-                using Block = std::conditional_t<Type == GgmlType::Q4_0, BlockQ4_0,
-                                                 std::conditional_t<Type == GgmlType::Q4_1, BlockQ4_1, BlockQ5_0>>;
-                const auto* blk = reinterpret_cast<const Block*>(row) + b;
-                const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk->qs));
-                wv = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(raw, 4), m4), _mm_and_si128(raw, m4));
-                if constexpr (Type == GgmlType::Q5_0) wv = _mm256_or_si256(wv, highBits(blk->qh));
-                dw = _cvtsh_ss(blk->d);
-                cw = dw;
-                if constexpr (Type == GgmlType::Q4_1) cw = _cvtsh_ss(blk->m);
-            }
-            const __m256i wabs = Type == GgmlType::Q8_0 ? _mm256_abs_epi8(wv) : wv;
+        for (int t = 0; t < T; ++t) acc0[t] = acc1[t] = _mm256_setzero_ps();
+        const float* tokenTerms = terms + t0 * kTermsPerToken;
+        for (int64_t g = 0; g < nb; g += kGroup, tokenTerms += groupTerms) {
+            const int n = static_cast<int>(std::min<int64_t>(kGroup, nb - g));
+            prefetchAhead(row + g, kGroup * sizeof(Block));
+            __m256 dw, cw;
+            halvesToFloat(blockHeads(row + g, n), dw, cw);
+            if constexpr (Type != GgmlType::Q4_1) cw = dw;
             for (int t = 0; t < T; ++t) {
-                const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs[t] + b * 32));
-                __m256i p;
-                if constexpr (Type == GgmlType::Q8_0) {
-                    p = _mm256_maddubs_epi16(wabs, _mm256_sign_epi8(xv, wv));
-                } else {
-                    p = _mm256_maddubs_epi16(wv, xv);
-                    corr[t] += cw * (s16[t][2 * b] + s16[t][2 * b + 1]);
-                }
-                const __m256 f = _mm256_cvtepi32_ps(_mm256_madd_epi16(p, ones));
-                if (b & 1)
-                    acc1[t] = _mm256_fmadd_ps(f, _mm256_set1_ps(dw * dx4[t][b * 8]), acc1[t]);
-                else
-                    acc0[t] = _mm256_fmadd_ps(f, _mm256_set1_ps(dw * dx4[t][b * 8]), acc0[t]);
+                const float* dxAndOffset = tokenTerms + t * kTermsPerToken;
+                _mm256_store_ps(scale[t], _mm256_mul_ps(dw, _mm256_loadu_ps(dxAndOffset)));
+                if constexpr (kHasOffset<Type>)
+                    acc0[t] = _mm256_fmadd_ps(cw, _mm256_loadu_ps(dxAndOffset + kGroup), acc0[t]);
             }
+            int j = 0;
+            for (; j + 2 <= n; j += 2) {
+                addBlockProducts<Type, T>(row + g + j, qs, g + j, scale, j, acc0);
+                addBlockProducts<Type, T>(row + g + j + 1, qs, g + j + 1, scale, j + 1, acc1);
+            }
+            if (j < n) addBlockProducts<Type, T>(row + g + j, qs, g + j, scale, j, acc0);
         }
-        for (int t = 0; t < T; ++t) y[(t0 + t) * yStride + r] = hsum(_mm256_add_ps(acc0[t], acc1[t])) + k * corr[t];
+        for (int t = 0; t < T; ++t) y[(t0 + t) * yStride + r] = hsum(_mm256_add_ps(acc0[t], acc1[t]));
     }
 }
 
 template <GgmlType Type>
 void rowsTokensType(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols, const QuantActivations& act,
                     float* y, int64_t yStride) {
+    if (rows <= 0) return;
+    const float* terms = blockTerms<Type>(act, cols / kQK);
     int64_t t = 0;
-    for (; t + 4 <= act.tokens; t += 4) rowsTokens32<Type, 4>(w, rowBytes, rows, cols, act, t, y, yStride);
+    for (; t + 4 <= act.tokens; t += 4) rowsTokens32<Type, 4>(w, rowBytes, rows, cols, act, terms, t, y, yStride);
     switch (act.tokens - t) {
-    case 3: rowsTokens32<Type, 3>(w, rowBytes, rows, cols, act, t, y, yStride); break;
-    case 2: rowsTokens32<Type, 2>(w, rowBytes, rows, cols, act, t, y, yStride); break;
-    case 1: rowsTokens32<Type, 1>(w, rowBytes, rows, cols, act, t, y, yStride); break;
+    case 3: rowsTokens32<Type, 3>(w, rowBytes, rows, cols, act, terms, t, y, yStride); break;
+    case 2: rowsTokens32<Type, 2>(w, rowBytes, rows, cols, act, terms, t, y, yStride); break;
+    case 1: rowsTokens32<Type, 1>(w, rowBytes, rows, cols, act, terms, t, y, yStride); break;
     default: break;
     }
 }
