@@ -1,7 +1,10 @@
 // Norms, RoPE, GLU and vector helpers. The loops are written branch-free with
 // fixed-width partial sums so that the compiler vectorises them; target_clones
-// builds each hot function for baseline x86-64 and for Haswell (AVX2+FMA) and
-// the loader picks one per CPU.
+// builds each hot function for baseline x86-64 and for x86-64-v3 (AVX2, FMA)
+// and the loader picks one per CPU. Not "arch=haswell": GCC dispatches that
+// clone on the CPU model (a Haswell, cpu_subtype 13), so every other CPU,
+// AMD's and newer Intel ones alike, ran the baseline SSE2 code; x86-64-v3
+// dispatches on the ISA level.
 #include "ops.h"
 
 #include <algorithm>
@@ -17,7 +20,7 @@
 #endif
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define KESTREL_CLONES __attribute__((target_clones("arch=haswell", "default")))
+#define KESTREL_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define KESTREL_CLONES
 #endif
@@ -30,11 +33,16 @@ namespace {
 
 // exp(x) for x <= 0 ish ranges used by sigmoid/softmax: 2^(x log2 e) split into
 // an integer power (built in the exponent bits) and a degree-6 polynomial on
-// [-0.5, 0.5]; relative error below 2e-7, no branches so it vectorises.
+// [-0.5, 0.5]; relative error below 2e-7, no branches so it vectorises. Only
+// builtins inside: GCC 12 does not inline a function of another -march into a
+// target clone, so std::nearbyint and std::bit_cast were calls once per value
+// and the GLU loop stayed scalar; the clamp is two selects, and the builtin
+// nearbyint vectorises with -fno-trapping-math (set for this file in CMakeLists.txt).
 [[gnu::always_inline]] inline float fastExp(float x) {
-    x = std::clamp(x, -87.0f, 88.0f);
+    x = x < -87.0f ? -87.0f : x;
+    x = x > 88.0f ? 88.0f : x;
     const float t = x * 1.44269504088896341f;
-    const float fi = std::nearbyint(t);
+    const float fi = __builtin_nearbyintf(t);
     const float f = t - fi;  // [-0.5, 0.5]
     // 2^f minimax-ish (Taylor of e^(f ln2) to degree 6 is accurate enough here).
     const float l = 0.693147180559945f;
@@ -47,7 +55,7 @@ namespace {
     p = p * y + 1.0f;
     p = p * y + 1.0f;
     const int32_t e = static_cast<int32_t>(fi) + 127;
-    const float scaleBits = std::bit_cast<float>(static_cast<uint32_t>(e) << 23);
+    const float scaleBits = __builtin_bit_cast(float, static_cast<uint32_t>(e) << 23);
     return p * scaleBits;
 }
 
