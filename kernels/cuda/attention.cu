@@ -107,7 +107,8 @@ constexpr int kMaxGroup = 8;
 // llama3-8b at depth 4096 on an H200, 32-key ranges 321.5 tok/s, 64: 324.2, 128: 331.1.
 constexpr int kDeepSplitKeys = 128;
 
-// KESTREL_CUDA_ATTN=0: the one-row-per-warp pass 1 for every cache (to compare).
+// KESTREL_CUDA_ATTN=0: the one-row-per-warp pass 1 for every cache the tensor-core kernel
+// (attention_mma.cu) does not take; with KESTREL_CUDA_ATTN_MMA=0 too, for every cache (to compare).
 bool wideAttentionEnabled() {
     static const bool on = switchedOn("KESTREL_CUDA_ATTN");
     return on;
