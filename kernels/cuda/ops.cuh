@@ -34,9 +34,20 @@ struct KvDev {
 __device__ __forceinline__ const int32_t* kvTableOf(const KvDev& kv, int64_t token) {
     return kv.table + (kv.seqRows ? static_cast<int64_t>(kv.seqRows[token]) : 0) * kv.tableWidth;
 }
-// Element offset of position p in the sequence with block table `table`.
+// Element offset of position p (>= 0) in the sequence with block table `table`. Every
+// key row attention reads goes through here: positions fit 32 bits, and a power-of-two
+// block size (the default 16) makes the division a shift instead of a 64-bit division.
 __device__ __forceinline__ int64_t kvRowOffset(const KvDev& kv, const int32_t* table, int64_t p) {
-    return (static_cast<int64_t>(table[p / kv.blockSize]) * kv.blockSize + p % kv.blockSize) * kv.rowStride;
+    const auto pos = static_cast<uint32_t>(p), size = static_cast<uint32_t>(kv.blockSize);
+    uint32_t block, off;
+    if ((size & (size - 1)) == 0) {
+        block = pos >> (__ffs(static_cast<int>(size)) - 1);
+        off = pos & (size - 1);
+    } else {
+        block = pos / size;
+        off = pos - block * size;
+    }
+    return (static_cast<int64_t>(table[block]) * size + off) * kv.rowStride;
 }
 // Stores one value into the K or V slab `base` in the cache's element type.
 __device__ __forceinline__ void kvStoreValue(const KvDev& kv, void* base, int64_t off, float v) {
