@@ -83,13 +83,19 @@ CudaBackend::~CudaBackend() {
     if (profiling_) printProfile();
     if (cuda::decodeStepTraced()) cuda::printDecodeStepTrace();
     if (const char* st = std::getenv("KESTREL_CUDA_STATS"); st && *st && *st != '0')
-        std::fprintf(stderr, "cuda steps: %lld graph replays, %lld captures, %lld eager\n",
-                     static_cast<long long>(stats_.replays), static_cast<long long>(stats_.captures),
-                     static_cast<long long>(stats_.eager));
+        std::fprintf(stderr, "cuda steps: %lld graph replays (%lld timed: %.1f us each on the GPU), %lld captures, %lld eager\n",
+                     static_cast<long long>(stats_.replays), static_cast<long long>(stats_.timedReplays),
+                     stats_.timedReplays ? 1000.0 * stats_.replayGpuMs / static_cast<double>(stats_.timedReplays) : 0.0,
+                     static_cast<long long>(stats_.captures), static_cast<long long>(stats_.eager));
     clearGraphs();
     for (auto& r : ropeTables_) cudaFree(r.dev);
     cudaFree(decodeSync_);
     if (stream_) cudaStreamDestroy(stream_);
+    if (prefetchStream_) cudaStreamDestroy(prefetchStream_);
+    if (forkEvent_) cudaEventDestroy(forkEvent_);
+    if (joinEvent_) cudaEventDestroy(joinEvent_);
+    for (cudaEvent_t e : replayEvents_)
+        if (e) cudaEventDestroy(e);
 }
 
 Result<std::unique_ptr<Tensor>> CudaBackend::createTensor(int64_t capacityRows, int64_t cols) {

@@ -50,6 +50,8 @@ public:
     // Step statistics since creation: graph replays, captures, eager runs.
     struct Stats {
         int64_t replays = 0, captures = 0, eager = 0;
+        int64_t timedReplays = 0;  // KESTREL_CUDA_STATS=1: replays timed on the GPU
+        double replayGpuMs = 0;    // their GPU time, first kernel to last
     };
     Stats stats() const { return stats_; }
     // Turns graph capture off (eager execution of every step), for tests.
@@ -61,6 +63,8 @@ private:
     void record(const Op& op) { ops_.push_back(op); }
     Status flush();               // executes ops_ (graph or eager), leaves them empty
     void execute(const std::vector<Op>& ops);  // launches with fusion
+    // Forks a prefetch of the head of the GEMV at ops[j] onto prefetchStream_.
+    void prefetchWeights(const std::vector<Op>& ops, size_t j);
     Status check(cudaError_t err, const std::string& what);
     Status ensureQ8(CudaTensor& t);
     struct RopeTable;
@@ -70,6 +74,10 @@ private:
     int device_ = 0;
     std::string name_;
     cudaStream_t stream_ = nullptr;
+    // The side branch of a step that prefetches the next GEMV's weights into L2
+    // (execute(); kernels/cuda/l2_prefetch.cuh), forked from and joined to stream_.
+    cudaStream_t prefetchStream_ = nullptr;
+    cudaEvent_t forkEvent_ = nullptr, joinEvent_ = nullptr;
     Status error_;  // sticky first error
     std::vector<Op> ops_;
     std::vector<Op> lastEager_;
@@ -90,6 +98,12 @@ private:
     };
     std::vector<RopeTable> ropeTables_;
     Stats stats_;
+    // KESTREL_CUDA_STATS=1: an event pair around every graph replay, read at the
+    // next one (the step in between has synchronised), so that the GPU time per
+    // step can be set against the wall time per token (the host's share).
+    cudaEvent_t replayEvents_[2] = {};
+    bool replayTimed_ = false;
+    void timeReplay(bool start);
 
     // KESTREL_CUDA_PROFILE=1: every step runs eagerly with an event pair around
     // each (fused) launch; the per-kernel table is printed when the backend is
