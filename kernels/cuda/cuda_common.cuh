@@ -135,6 +135,12 @@ inline bool switchedOn(const char* name) {
     return !(v && v[0] == '0');
 }
 
+// A switch for what is off by default: on only when the environment sets `name` to 1.
+inline bool optedIn(const char* name) {
+    const char* v = std::getenv(name);
+    return v && v[0] == '1';
+}
+
 inline bool pdlEnabled() {
     static const bool on = switchedOn("KESTREL_CUDA_PDL");
     return on;

@@ -148,10 +148,7 @@ inline bool splitFits(DevFormat f, int64_t cols) {
 // KESTREL_CUDA_GEMV_AHEAD=1 turns on the prefetch of the next wave's rows (off
 // by default until measured).
 inline bool aheadEnabled() {
-    static const bool on = [] {
-        const char* v = std::getenv("KESTREL_CUDA_GEMV_AHEAD");
-        return v && v[0] == '1';
-    }();
+    static const bool on = optedIn("KESTREL_CUDA_GEMV_AHEAD");
     return on;
 }
 

@@ -115,7 +115,8 @@ private:
     };
     bool profiling_ = false;
     int64_t decodeRows_ = 0;
-    unsigned* decodeSync_ = nullptr;  // the persistent decode step's barrier words (zero between launches)
+    unsigned* decodeSync_ = nullptr;
+    unsigned* attnArrivals_ = nullptr;  // cuda::kAttnArrivals zeroed counters (AttentionDev::arrivals)  // the persistent decode step's barrier words (zero between launches)
     std::vector<std::pair<std::string, std::pair<cudaEvent_t, cudaEvent_t>>> pendingEvents_;
     std::vector<cudaEvent_t> eventPool_;
     std::vector<ProfileRow> profile_;

@@ -88,6 +88,9 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(int device) {
     const size_t syncBytes = sizeof(unsigned) * cuda::kDecodeSyncWords;
     KESTREL_RETURN_IF_ERROR(b->check(cudaMalloc(&b->decodeSync_, syncBytes), "allocating decode-step barriers"));
     KESTREL_RETURN_IF_ERROR(b->check(cudaMemset(b->decodeSync_, 0, syncBytes), "clearing decode-step barriers"));
+    const size_t arrivalBytes = sizeof(unsigned) * cuda::kAttnArrivals;
+    KESTREL_RETURN_IF_ERROR(b->check(cudaMalloc(&b->attnArrivals_, arrivalBytes), "allocating attention counters"));
+    KESTREL_RETURN_IF_ERROR(b->check(cudaMemset(b->attnArrivals_, 0, arrivalBytes), "clearing attention counters"));
     return b;
 }
 
