@@ -1,5 +1,4 @@
 #include "attention.cuh"
-#include "attention_combine.cuh"
 #include "attention_dev.cuh"
 #include "attention_mma.cuh"
 #include "attention_splits.cuh"
@@ -121,7 +120,7 @@ bool wideAttentionEnabled() {
 template <int EPL, int G>
 __global__ void __launch_bounds__(kAttnWarps * 32, EPL >= 8 ? 2 : EPL == 4 ? (G == 4 ? 4 : 3) : 5)
     attnSplitKernel(const float* __restrict__ q, const int32_t* __restrict__ positions, KvDev kv, AttentionDev p,
-                    float* __restrict__ scratchO, float2* __restrict__ scratchML, AttnOut o) {
+                    float* __restrict__ scratchO, float2* __restrict__ scratchML) {
     constexpr int KPS = EPL >= 8 ? 2 : 4;
     pdlEnter();
     const int t = blockIdx.z;
@@ -179,7 +178,6 @@ __global__ void __launch_bounds__(kAttnWarps * 32, EPL >= 8 ? 2 : EPL == 4 ? (G 
                           scratchO, scratchML);
         __syncthreads();  // the next range reuses sm, sl, so
     }
-    lastBlockCombines<EPL, kAttnWarps>(o, p, t, h0, ng, r.active, scratchO, scratchML);
 }
 
 // Pass 1 for an F16 cache with headDim = 8 * LPK (64, 128, 256): LPK lanes
@@ -193,7 +191,7 @@ __global__ void __launch_bounds__(kAttnWarps * 32, EPL >= 8 ? 2 : EPL == 4 ? (G 
 template <int LPK, int G, int KPS>
 __global__ void __launch_bounds__(kAttnWarps * 32, G == 8 ? 2 : 3)
     attnSplitWideKernel(const float* __restrict__ q, const int32_t* __restrict__ positions, KvDev kv, AttentionDev p,
-                        float* __restrict__ scratchO, float2* __restrict__ scratchML, AttnOut o) {
+                        float* __restrict__ scratchO, float2* __restrict__ scratchML) {
     constexpr int SUB = 32 / LPK;            // key streams per warp
     constexpr int STREAMS = kAttnWarps * SUB;
     constexpr int D = LPK * 8;
@@ -277,23 +275,86 @@ __global__ void __launch_bounds__(kAttnWarps * 32, G == 8 ? 2 : 3)
                                         (static_cast<int64_t>(t) * p.heads + h0) * p.maxSplits, p.maxSplits, split,
                                         scratchO, scratchML);
     }
-    lastBlockCombines<LPK / 4, kAttnWarps>(o, p, t, h0, ng, r.active, scratchO, scratchML);
 }
 
-// Pass 2, one block per (head, token) (combineHead). NC = columns per lane.
+// Pass 2, one block per (head, token): warp w merges splits w, w + 8, ...
+// (independent loads, so a deep context's 128 splits cost a few latencies, not
+// 128), then the warps merge through shared memory. NC = columns per lane.
 constexpr int kCombineWarps = 8;
 
 template <int NC>
 __global__ void __launch_bounds__(kCombineWarps * 32)
     attnCombineKernel(const int32_t* __restrict__ positions, AttentionDev p, const float* __restrict__ scratchO,
-                      const float2* __restrict__ scratchML, AttnOut o) {
+                      const float2* __restrict__ scratchML, float* __restrict__ out, int8_t* q8, float2* q8meta) {
     const int h = blockIdx.x, t = blockIdx.y;
     // Positions are uploaded before the step's first kernel: read before the wait, so the
     // first load after it is the partials'.
     const int64_t active = activeSplits(t, positions[t], p);
     pdlEnter();
-    const int64_t row = static_cast<int64_t>(t) * p.heads + h;
-    combineHead<NC, kCombineWarps>(row * p.maxSplits, active, p.headDim, row * p.headDim, scratchO, scratchML, o);
+    const int d = p.headDim;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int64_t slot0 = (static_cast<int64_t>(t) * p.heads + h) * p.maxSplits;
+    // One pass with online rescaling: a range's (max, sum) and output row are loaded together
+    // (one round trip per range, not one for the maxima and another for the rows).
+    float mw = -INFINITY, lw = 0.0f, ow[NC];
+#pragma unroll
+    for (int i = 0; i < NC; ++i) ow[i] = 0.0f;
+#pragma unroll 4
+    for (int s = warp; s < active; s += kCombineWarps) {
+        const float2 ml = scratchML[slot0 + s];
+        float o[NC];
+#pragma unroll
+        for (int i = 0; i < NC; ++i) {
+            const int c = lane + 32 * i;
+            o[i] = c < d ? scratchO[(slot0 + s) * d + c] : 0.0f;
+        }
+        if (ml.x == -INFINITY) continue;  // a range without keys adds nothing
+        const float mNew = fmaxf(mw, ml.x);
+        const float keep = __expf(mw - mNew), add = __expf(ml.x - mNew);  // keep = 0 while mw = -inf
+        lw = lw * keep + ml.y * add;
+#pragma unroll
+        for (int i = 0; i < NC; ++i) ow[i] = ow[i] * keep + o[i] * add;
+        mw = mNew;
+    }
+    __shared__ float sm[kCombineWarps], sl[kCombineWarps];
+    __shared__ float so[kCombineWarps][NC * 32];
+    if (lane == 0) {
+        sm[warp] = mw;
+        sl[warp] = lw;
+    }
+#pragma unroll
+    for (int i = 0; i < NC; ++i) so[warp][lane + 32 * i] = ow[i];
+    __syncthreads();
+    float mm = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kCombineWarps; ++w) mm = fmaxf(mm, sm[w]);
+    float fw[kCombineWarps], ll = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kCombineWarps; ++w) {
+        fw[w] = sm[w] == -INFINITY ? 0.0f : __expf(sm[w] - mm);
+        ll += sl[w] * fw[w];
+    }
+    // Every thread of a warp walks the padded columns together so the shuffles below see full warps.
+    const int dPad = (d + 31) / 32 * 32;
+    for (int c = threadIdx.x; c < dPad; c += blockDim.x) {
+        float v = 0.0f;
+        if (c < d) {
+            float o = 0.0f;
+#pragma unroll
+            for (int w = 0; w < kCombineWarps; ++w) o += so[w][c] * fw[w];
+            v = ll > 0.0f ? o / ll : 0.0f;
+            out[(static_cast<int64_t>(t) * p.heads + h) * d + c] = v;
+        }
+        if (q8) {  // d % 32 == 0 here: one warp is one quant block
+            const float amax = warpMax(fabsf(v));
+            const float dq = amax / 127.0f;
+            const int qv = __float2int_rn(dq > 0.0f ? v / dq : 0.0f);
+            const int sum = static_cast<int>(warpSum(static_cast<float>(qv)));
+            const int64_t i = (static_cast<int64_t>(t) * p.heads + h) * d + c;
+            q8[i] = static_cast<int8_t>(qv);
+            if ((threadIdx.x & 31) == 0) q8meta[i / 32] = make_float2(dq, dq * static_cast<float>(sum));
+        }
+    }
 }
 
 int queryHeadsPerBlock(const AttentionDev& p) { return p.heads / p.kvHeads <= 4 ? 4 : kMaxGroup; }
@@ -315,8 +376,8 @@ int64_t oneTokenBlocksY(const AttentionDev& p, int64_t tokens, bool mma) {
 // same as for 4: one chunk per kv head.
 template <int LPK, int KPS>
 void launchWide(int group, dim3 grid, dim3 block, cudaStream_t stream, const float* q, const int32_t* positions,
-                const KvDev& kv, const AttentionDev& p, float* scratchO, float2* scratchML, const AttnOut& o) {
-    const auto go = [&](auto kernel) { launchK(kernel, grid, block, stream, q, positions, kv, p, scratchO, scratchML, o); };
+                const KvDev& kv, const AttentionDev& p, float* scratchO, float2* scratchML) {
+    const auto go = [&](auto kernel) { launchK(kernel, grid, block, stream, q, positions, kv, p, scratchO, scratchML); };
     switch (group) {
         case 1: go(attnSplitWideKernel<LPK, 1, KPS>); break;
         case 2: go(attnSplitWideKernel<LPK, 2, KPS>); break;
@@ -329,9 +390,9 @@ void launchWide(int group, dim3 grid, dim3 block, cudaStream_t stream, const flo
 // Pass 1 of the one-token kernels for tokens [0, tokens), blocksY blocks per (token, chunk).
 void launchOneTokenPass(const float* q, int64_t tokens, const int32_t* positions, const KvDev& kv,
                         const AttentionDev& p, int64_t blocksY, bool mma, float* scratchO, float2* scratchML,
-                        const AttnOut& o, cudaStream_t stream) {
+                        cudaStream_t stream) {
     if (mma) {  // one chunk per kv head: the same grid as below
-        launchAttentionMma(q, tokens, positions, kv, p, blocksY, scratchO, scratchML, o, stream);
+        launchAttentionMma(q, tokens, positions, kv, p, blocksY, scratchO, scratchML, stream);
         return;
     }
     const int gpb = queryHeadsPerBlock(p);
@@ -343,13 +404,13 @@ void launchOneTokenPass(const float* q, int64_t tokens, const int32_t* positions
     if (wideAttentionEnabled() && kv.f16 && (p.headDim == 64 || p.headDim == 128 || p.headDim == 256) &&
         kv.rowStride % 8 == 0 && aligned(kv.k) && aligned(kv.v) && aligned(q)) {
         const int group = p.heads / p.kvHeads;
-        if (p.headDim == 64) launchWide<8, 2>(group, grid, block, stream, q, positions, kv, p, scratchO, scratchML, o);
-        else if (p.headDim == 128) launchWide<16, 4>(group, grid, block, stream, q, positions, kv, p, scratchO, scratchML, o);
-        else launchWide<32, 4>(group, grid, block, stream, q, positions, kv, p, scratchO, scratchML, o);
+        if (p.headDim == 64) launchWide<8, 2>(group, grid, block, stream, q, positions, kv, p, scratchO, scratchML);
+        else if (p.headDim == 128) launchWide<16, 4>(group, grid, block, stream, q, positions, kv, p, scratchO, scratchML);
+        else launchWide<32, 4>(group, grid, block, stream, q, positions, kv, p, scratchO, scratchML);
     } else {
 #define KESTREL_ATTN(EPL)                                                                                          \
-    (gpb == 4 ? launchK(attnSplitKernel<EPL, 4>, grid, block, stream, q, positions, kv, p, scratchO, scratchML, o) \
-              : launchK(attnSplitKernel<EPL, kMaxGroup>, grid, block, stream, q, positions, kv, p, scratchO, scratchML, o))
+    (gpb == 4 ? launchK(attnSplitKernel<EPL, 4>, grid, block, stream, q, positions, kv, p, scratchO, scratchML)     \
+              : launchK(attnSplitKernel<EPL, kMaxGroup>, grid, block, stream, q, positions, kv, p, scratchO, scratchML))
     if (p.headDim <= 32) KESTREL_ATTN(1);
     else if (p.headDim <= 64) KESTREL_ATTN(2);
     else if (p.headDim <= 128) KESTREL_ATTN(4);
@@ -380,26 +441,19 @@ void launchAttention(const float* q, int64_t tokens, const int32_t* positions, K
     const int64_t oneTokenRows = p.tileKeys > 0 ? p.tileFrom : tokens;
     // One range per pass-1 block (KESTREL_CUDA_ATTN_CAP=0: maxSplits ranges, to compare).
     static const bool capRanges = switchedOn("KESTREL_CUDA_ATTN_CAP");
-    // KESTREL_CUDA_ATTN_FUSE=1: one-token steps merge the ranges in pass 1's last block per
-    // (token, kv head column) instead of a kernel of their own (off until measured).
-    static const bool fuseCombine = optedIn("KESTREL_CUDA_ATTN_FUSE");
-    if (p.headDim % 32 != 0) q8 = nullptr;
-    AttnOut o{out, q8, q8meta, nullptr};
-    const bool fused = fuseCombine && p.arrivals && tokens == 1 && p.tileKeys == 0 && p.heads <= kAttnArrivals;
-    if (fused) o.arrivals = p.arrivals;
     if (oneTokenRows > 0) {
         const bool mma = attentionMmaFits(kv, p, q);
         const int64_t blocksY = oneTokenBlocksY(p, oneTokenRows, mma);
         if (capRanges) p.rangeCap = static_cast<int>(blocksY);
-        launchOneTokenPass(q, oneTokenRows, positions, kv, p, blocksY, mma, scratchO, scratchML, o, stream);
+        launchOneTokenPass(q, oneTokenRows, positions, kv, p, blocksY, mma, scratchO, scratchML, stream);
     }
-    if (fused) return;
     if (p.tileKeys > 0) launchAttentionTile(q, tokens, positions, kv, p, scratchO, scratchML, stream);
+    if (p.headDim % 32 != 0) q8 = nullptr;
     const dim3 cgrid(static_cast<unsigned>(p.heads), static_cast<unsigned>(tokens)), cblock(kCombineWarps * 32);
-    if (p.headDim <= 32) launchK(attnCombineKernel<1>, cgrid, cblock, stream, positions, p, scratchO, scratchML, o);
-    else if (p.headDim <= 64) launchK(attnCombineKernel<2>, cgrid, cblock, stream, positions, p, scratchO, scratchML, o);
-    else if (p.headDim <= 128) launchK(attnCombineKernel<4>, cgrid, cblock, stream, positions, p, scratchO, scratchML, o);
-    else launchK(attnCombineKernel<8>, cgrid, cblock, stream, positions, p, scratchO, scratchML, o);
+    if (p.headDim <= 32) launchK(attnCombineKernel<1>, cgrid, cblock, stream, positions, p, scratchO, scratchML, out, q8, q8meta);
+    else if (p.headDim <= 64) launchK(attnCombineKernel<2>, cgrid, cblock, stream, positions, p, scratchO, scratchML, out, q8, q8meta);
+    else if (p.headDim <= 128) launchK(attnCombineKernel<4>, cgrid, cblock, stream, positions, p, scratchO, scratchML, out, q8, q8meta);
+    else launchK(attnCombineKernel<8>, cgrid, cblock, stream, positions, p, scratchO, scratchML, out, q8, q8meta);
 }
 
 }  // namespace kestrel::cuda

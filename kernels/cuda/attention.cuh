@@ -44,24 +44,7 @@ struct AttentionDev {
     // tileKeys where the tile kernel does not apply.
     int tileFrom = 0;
     int tileKeys = 0;
-    // kAttnArrivals zeroed counters the backend owns: with them a one-token step
-    // merges its ranges at the end of pass 1 (attention_combine.cuh), without
-    // them in a kernel of its own.
-    unsigned* arrivals = nullptr;
 };
-
-// Where pass 2 writes, and (arrivals non-null) that pass 1's last block per
-// (token, block column) runs it: arrivals[t * gridDim.x + blockIdx.x] counts
-// the blocks done; the last one puts it back to zero for the next launch.
-struct AttnOut {
-    float* out = nullptr;
-    int8_t* q8 = nullptr;
-    float2* q8meta = nullptr;
-    unsigned* arrivals = nullptr;
-};
-
-// Counters `arrivals` must hold (one per (token, query head) is more than enough).
-constexpr int kAttnArrivals = 4096;
 
 // Scratch floats pass 1 needs for `tokens` tokens.
 int64_t attentionScratchFloats(const AttentionDev& p, int64_t tokens);

@@ -16,7 +16,6 @@
 //    Output tile j then holds dims 64 (j / 8) + 8 n + j % 8 for column n.
 // S comes out in the C layout, which is P's A layout (FlashAttention-2's
 // register reuse), so the softmax never leaves the registers either.
-#include "attention_combine.cuh"
 #include "attention_dev.cuh"
 #include "attention_mma.cuh"
 #include "attention_splits.cuh"
@@ -78,7 +77,7 @@ __device__ __forceinline__ uint32_t word(const uint4& v, int i) {
 template <int D, int GR>
 __global__ void __launch_bounds__(kMmaWarps * 32, 2)
     attnSplitMmaKernel(const float* __restrict__ q, const int32_t* __restrict__ positions, KvDev kv, AttentionDev p,
-                       float* __restrict__ scratchO, float2* __restrict__ scratchML, AttnOut out) {
+                       float* __restrict__ scratchO, float2* __restrict__ scratchML) {
     const int t = blockIdx.z;
     const int group = p.heads / p.kvHeads;
     const int kvh = blockIdx.x;
@@ -206,15 +205,14 @@ __global__ void __launch_bounds__(kMmaWarps * 32, 2)
                           p.maxSplits, split, scratchO, scratchML);
         __syncthreads();  // the next range reuses sm, sl, so
     }
-    lastBlockCombines<D / 32, kMmaWarps>(out, p, t, h0, min(group, GR), r.active, scratchO, scratchML);
 }
 
 template <int D>
 void launchMma(int group, dim3 grid, cudaStream_t stream, const float* q, const int32_t* positions, const KvDev& kv,
-               const AttentionDev& p, float* scratchO, float2* scratchML, const AttnOut& o) {
+               const AttentionDev& p, float* scratchO, float2* scratchML) {
     const dim3 block(kMmaWarps * 32);
-    if (group <= 4) launchK(attnSplitMmaKernel<D, 4>, grid, block, stream, q, positions, kv, p, scratchO, scratchML, o);
-    else launchK(attnSplitMmaKernel<D, 8>, grid, block, stream, q, positions, kv, p, scratchO, scratchML, o);
+    if (group <= 4) launchK(attnSplitMmaKernel<D, 4>, grid, block, stream, q, positions, kv, p, scratchO, scratchML);
+    else launchK(attnSplitMmaKernel<D, 8>, grid, block, stream, q, positions, kv, p, scratchO, scratchML);
 }
 
 }  // namespace
@@ -231,11 +229,11 @@ bool attentionMmaFits(const KvDev& kv, const AttentionDev& p, const float* q) {
 
 void launchAttentionMma(const float* q, int64_t tokens, const int32_t* positions, const KvDev& kv,
                         const AttentionDev& p, int64_t blocksY, float* scratchO, float2* scratchML,
-                        const AttnOut& o, cudaStream_t stream) {
+                        cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned>(p.kvHeads), static_cast<unsigned>(blocksY), static_cast<unsigned>(tokens));
     const int group = p.heads / p.kvHeads;
-    if (p.headDim == 64) launchMma<64>(group, grid, stream, q, positions, kv, p, scratchO, scratchML, o);
-    else launchMma<128>(group, grid, stream, q, positions, kv, p, scratchO, scratchML, o);
+    if (p.headDim == 64) launchMma<64>(group, grid, stream, q, positions, kv, p, scratchO, scratchML);
+    else launchMma<128>(group, grid, stream, q, positions, kv, p, scratchO, scratchML);
 }
 
 }  // namespace kestrel::cuda

@@ -15,6 +15,6 @@ bool attentionMmaFits(const KvDev& kv, const AttentionDev& p, const float* q);
 // Tokens [0, tokens), blocksY blocks per (token, kv head), as launchOneTokenPass.
 void launchAttentionMma(const float* q, int64_t tokens, const int32_t* positions, const KvDev& kv,
                         const AttentionDev& p, int64_t blocksY, float* scratchO, float2* scratchML,
-                        const AttnOut& o, cudaStream_t stream);
+                        cudaStream_t stream);
 
 }  // namespace kestrel::cuda

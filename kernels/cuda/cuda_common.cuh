@@ -75,25 +75,6 @@ __device__ __forceinline__ int quantizeQuad(float4 o, float2& meta) {
 
 __device__ __forceinline__ float halfBits(uint16_t h) { return __half2float(__ushort_as_half(h)); }
 
-// Pulls `bytes` at p (16-byte aligned, a multiple of 16) into L2 without waiting:
-// one bulk prefetch on sm_90 (the copy engine walks it), one line per
-// instruction before that. A hint: nothing is written, nothing faults.
-__device__ __forceinline__ void prefetchL2(const void* p, uint32_t bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
-#else
-    for (uint32_t o = 0; o < bytes; o += 128)
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(static_cast<const uint8_t*>(p) + o));
-#endif
-}
-
-// The 16-byte-aligned interior of [p, p + bytes) into L2 (prefetchL2).
-__device__ __forceinline__ void prefetchL2Inside(const void* p, uint64_t bytes) {
-    const uint64_t a = reinterpret_cast<uint64_t>(p);
-    const uint64_t lo = (a + 15) & ~uint64_t{15}, hi = (a + bytes) & ~uint64_t{15};
-    if (hi > lo) prefetchL2(reinterpret_cast<const void*>(lo), static_cast<uint32_t>(hi - lo));
-}
-
 // Programmatic dependent launch (on unless KESTREL_CUDA_PDL=0): a kernel may start while
 // the one before it drains; everything that reads the previous kernel's output
 // sits after pdlWait(). Weight loads (constant during a step) may come before.
@@ -133,12 +114,6 @@ __device__ __forceinline__ void pdlEnter() {
 inline bool switchedOn(const char* name) {
     const char* v = std::getenv(name);
     return !(v && v[0] == '0');
-}
-
-// A switch for what is off by default: on only when the environment sets `name` to 1.
-inline bool optedIn(const char* name) {
-    const char* v = std::getenv(name);
-    return v && v[0] == '1';
 }
 
 inline bool pdlEnabled() {

@@ -36,7 +36,7 @@ constexpr int kMaxWarps = 8;  // per block
 
 template <class Task, DevFormat F, int CH>
 __global__ void __launch_bounds__(kMaxWarps * 32)
-    gemvSplitKernel(Task task, Q8Act xq, int split, int64_t ahead) {
+    gemvSplitKernel(Task task, Q8Act xq, int split) {
     constexpr int M = Task::M;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int perBlock = blockDim.x / 32 / split;  // tasks per block
@@ -62,19 +62,6 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
 #pragma unroll
             for (int c = 0; c < CH; ++c)
                 gemvdev::loadBlockAt<F, gemvdev::Src::Stream>(w[mi][c], q, sc, part * 32 + lane + 32 * split * c, has[c]);
-        }
-    }
-    // The rows of the task one wave of blocks later into L2 (see launchSplitFormat).
-    if (ahead > 0 && part == 0 && lane == 0 && k + ahead < task.count) {
-        DevMatrix mats[M];
-        int64_t rows[M];
-        task.rows(k + ahead, mats, rows);
-#pragma unroll
-        for (int mi = 0; mi < M; ++mi) {
-            const uint8_t *q, *sc;
-            gemvdev::rowStart<F>(mats[mi], rows[mi], q, sc);
-            prefetchL2Inside(q, static_cast<uint64_t>(nb) * quantBytes<F>());
-            prefetchL2Inside(sc, static_cast<uint64_t>(nb) * scaleBytes<F>());
         }
     }
     pdlWait();  // the activations come from the previous kernel
@@ -145,40 +132,14 @@ inline bool splitFits(DevFormat f, int64_t cols) {
     return ch > 0 && f != DevFormat::F16 && cols % 32 == 0 && cols >= kMinCols && warpsPerRow(cols, ch) > 0;
 }
 
-// KESTREL_CUDA_GEMV_AHEAD=1 turns on the prefetch of the next wave's rows (off
-// by default until measured).
-inline bool aheadEnabled() {
-    static const bool on = optedIn("KESTREL_CUDA_GEMV_AHEAD");
-    return on;
-}
-
-// Tasks one wave of `kernel`'s blocks covers: a block's rows are requested by
-// the block that runs one wave earlier, so a wave's loads find them in L2 and
-// DRAM keeps streaming while a wave drains and the next one launches. 0 when
-// the grid is one wave or the prefetch is off.
-template <typename K>
-int64_t aheadTasks(K kernel, int threads, int perBlock, unsigned gridBlocks) {
-    if (!aheadEnabled()) return 0;
-    int perSm = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, threads, 0) != cudaSuccess || perSm <= 0) return 0;
-    const int64_t wave = static_cast<int64_t>(perSm) * smCount();
-    return wave < gridBlocks ? wave * perBlock : 0;
-}
-
-template <class Task, DevFormat F, int CH>
-void launchSplitCH(const Task& task, Q8Act xq, int split, cudaStream_t stream) {
-    const int perBlock = kMaxWarps / split;
-    const dim3 grid(ceilDiv(task.count, perBlock)), block(perBlock * split * 32);
-    const int64_t ahead = aheadTasks(gemvSplitKernel<Task, F, CH>, static_cast<int>(block.x), perBlock, grid.x);
-    launchK(gemvSplitKernel<Task, F, CH>, grid, block, stream, task, xq, split, ahead);
-}
-
 template <class Task, DevFormat F>
 void launchSplitFormat(const Task& task, Q8Act xq, cudaStream_t stream) {
     const int ch = splitBlocksPerLane();
     const int split = warpsPerRow(task.cols, ch);
-    if (ch == 4) launchSplitCH<Task, F, 4>(task, xq, split, stream);
-    else launchSplitCH<Task, F, 2>(task, xq, split, stream);
+    const int perBlock = kMaxWarps / split;
+    const dim3 grid(ceilDiv(task.count, perBlock)), block(perBlock * split * 32);
+    if (ch == 4) launchK(gemvSplitKernel<Task, F, 4>, grid, block, stream, task, xq, split);
+    else launchK(gemvSplitKernel<Task, F, 2>, grid, block, stream, task, xq, split);
 }
 
 // Runs `task` (splitFits must hold for its format and cols).

@@ -90,11 +90,7 @@ CudaBackend::~CudaBackend() {
     clearGraphs();
     for (auto& r : ropeTables_) cudaFree(r.dev);
     cudaFree(decodeSync_);
-    cudaFree(attnArrivals_);
     if (stream_) cudaStreamDestroy(stream_);
-    if (prefetchStream_) cudaStreamDestroy(prefetchStream_);
-    if (forkEvent_) cudaEventDestroy(forkEvent_);
-    if (joinEvent_) cudaEventDestroy(joinEvent_);
     for (cudaEvent_t e : replayEvents_)
         if (e) cudaEventDestroy(e);
 }
@@ -358,7 +354,6 @@ void CudaBackend::attention(const Tensor& q, runtime::KvCache& kv, int layer, co
     a.scale = p.scale;
     a.slidingWindow = p.slidingWindow;
     a.softcap = p.softcap;
-    a.arrivals = attnArrivals_;
     // About 1024 (token, range) pairs per kv-head group: enough blocks to fill
     // the GPU for one decoding token, and for a turn of 64 tokens after a long
     // history (16 ranges each instead of 2: its attention was the serial walk

@@ -63,8 +63,6 @@ private:
     void record(const Op& op) { ops_.push_back(op); }
     Status flush();               // executes ops_ (graph or eager), leaves them empty
     void execute(const std::vector<Op>& ops);  // launches with fusion
-    // Forks a prefetch of the head of the GEMV at ops[j] onto prefetchStream_.
-    void prefetchWeights(const std::vector<Op>& ops, size_t j);
     Status check(cudaError_t err, const std::string& what);
     Status ensureQ8(CudaTensor& t);
     struct RopeTable;
@@ -74,10 +72,6 @@ private:
     int device_ = 0;
     std::string name_;
     cudaStream_t stream_ = nullptr;
-    // The side branch of a step that prefetches the next GEMV's weights into L2
-    // (execute(); kernels/cuda/l2_prefetch.cuh), forked from and joined to stream_.
-    cudaStream_t prefetchStream_ = nullptr;
-    cudaEvent_t forkEvent_ = nullptr, joinEvent_ = nullptr;
     Status error_;  // sticky first error
     std::vector<Op> ops_;
     std::vector<Op> lastEager_;
@@ -100,7 +94,8 @@ private:
     Stats stats_;
     // KESTREL_CUDA_STATS=1: an event pair around every graph replay, read at the
     // next one (the step in between has synchronised), so that the GPU time per
-    // step can be set against the wall time per token (the host's share).
+    // step can be set against the wall time per token (the host's share, and
+    // the kernels launched outside the graph, such as the top-k selection).
     cudaEvent_t replayEvents_[2] = {};
     bool replayTimed_ = false;
     void timeReplay(bool start);
@@ -115,8 +110,7 @@ private:
     };
     bool profiling_ = false;
     int64_t decodeRows_ = 0;
-    unsigned* decodeSync_ = nullptr;
-    unsigned* attnArrivals_ = nullptr;  // cuda::kAttnArrivals zeroed counters (AttentionDev::arrivals)  // the persistent decode step's barrier words (zero between launches)
+    unsigned* decodeSync_ = nullptr;  // the persistent decode step's barrier words (zero between launches)
     std::vector<std::pair<std::string, std::pair<cudaEvent_t, cudaEvent_t>>> pendingEvents_;
     std::vector<cudaEvent_t> eventPool_;
     std::vector<ProfileRow> profile_;

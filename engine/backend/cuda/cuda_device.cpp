@@ -81,16 +81,9 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(int device) {
     const char* prof = std::getenv("KESTREL_CUDA_PROFILE");
     b->profiling_ = prof && *prof && *prof != '0';
     KESTREL_RETURN_IF_ERROR(b->check(cudaStreamCreateWithFlags(&b->stream_, cudaStreamNonBlocking), "creating a stream"));
-    KESTREL_RETURN_IF_ERROR(
-        b->check(cudaStreamCreateWithFlags(&b->prefetchStream_, cudaStreamNonBlocking), "creating a prefetch stream"));
-    KESTREL_RETURN_IF_ERROR(b->check(cudaEventCreateWithFlags(&b->forkEvent_, cudaEventDisableTiming), "creating an event"));
-    KESTREL_RETURN_IF_ERROR(b->check(cudaEventCreateWithFlags(&b->joinEvent_, cudaEventDisableTiming), "creating an event"));
     const size_t syncBytes = sizeof(unsigned) * cuda::kDecodeSyncWords;
     KESTREL_RETURN_IF_ERROR(b->check(cudaMalloc(&b->decodeSync_, syncBytes), "allocating decode-step barriers"));
     KESTREL_RETURN_IF_ERROR(b->check(cudaMemset(b->decodeSync_, 0, syncBytes), "clearing decode-step barriers"));
-    const size_t arrivalBytes = sizeof(unsigned) * cuda::kAttnArrivals;
-    KESTREL_RETURN_IF_ERROR(b->check(cudaMalloc(&b->attnArrivals_, arrivalBytes), "allocating attention counters"));
-    KESTREL_RETURN_IF_ERROR(b->check(cudaMemset(b->attnArrivals_, 0, arrivalBytes), "clearing attention counters"));
     return b;
 }
 

@@ -3,7 +3,6 @@
 #include "cuda_backend_impl.h"
 #include "cuda_decode_run.h"
 #include "gemv_rope.cuh"
-#include "l2_prefetch.cuh"
 
 #include <algorithm>
 #include <cstdio>
@@ -119,21 +118,6 @@ size_t launchDecodeRun(const std::vector<Op>& ops, size_t i, unsigned* sync, cud
     }
     return used;
 }
-
-// KESTREL_CUDA_L2_PREFETCH_MB: how much of the next GEMV's weights a decode step
-// prefetches into L2 while the small kernels before that GEMV run (0, the
-// default until measured: off).
-uint64_t l2PrefetchBytes() {
-    static const uint64_t bytes = [] {
-        const char* v = std::getenv("KESTREL_CUDA_L2_PREFETCH_MB");
-        return static_cast<uint64_t>(v ? std::strtoull(v, nullptr, 10) : 0) << 20;
-    }();
-    return bytes;
-}
-
-// Steps of up to this many tokens read each weight about once per step
-// (decode, batched decode): the steps whose GEMVs wait on DRAM.
-constexpr int64_t kPrefetchMaxTokens = 16;
 
 // KESTREL_CUDA_SKIP=norm,quant,attn,rope leaves those ops out of every step: the
 // results are wrong (stale buffers, still finite), the time says what the ops
@@ -295,51 +279,12 @@ void CudaBackend::printProfile() {
     eventPool_.clear();
 }
 
-void CudaBackend::prefetchWeights(const std::vector<Op>& ops, size_t j) {
-    cuda::DevMatrix mats[3];
-    int count = 0;
-    if (gluAt(ops, j)) {
-        mats[count++] = ops[j].m;
-        mats[count++] = ops[j + 1].m;
-    } else {
-        cuda::GemvJob jobs[3];
-        count = gemvGroup(ops, j, jobs);
-        for (int k = 0; k < count; ++k) mats[k] = jobs[k].w;
-    }
-    uint64_t total = 0;
-    for (int k = 0; k < count; ++k) total += cuda::matrixRowBytes(mats[k]) * static_cast<uint64_t>(mats[k].rows);
-    if (total == 0) return;
-    // The same share of every matrix: gate and up are read side by side, and the
-    // short Q,K,V or output matrices fit whole.
-    const double share = std::min(1.0, static_cast<double>(l2PrefetchBytes()) / static_cast<double>(total));
-    cuda::L2Ranges r;
-    for (int k = 0; k < count; ++k)
-        cuda::appendMatrixRows(r, mats[k], static_cast<int64_t>(share * static_cast<double>(mats[k].rows) + 0.999));
-    // The side branch starts when what stream_ ran so far completes (the GEMV
-    // before the small kernels), and overlaps them.
-    cudaEventRecord(forkEvent_, stream_);
-    cudaStreamWaitEvent(prefetchStream_, forkEvent_, 0);
-    cuda::launchL2Prefetch(r, prefetchStream_);
-}
-
 void CudaBackend::execute(const std::vector<Op>& ops) {
     cudaStream_t s = stream_;
     const size_t n = ops.size();
-    const bool prefetch = l2PrefetchBytes() > 0 && prefetchStream_;
-    size_t prefetchedFor = n;  // the GEMV whose weights were last prefetched
-    bool forked = false;
     for (size_t i = 0; i < n; ++i) {
         const Op& op = ops[i];
         if (skippedForTiming(op)) continue;
-        if (prefetch && op.kind != OpKind::Gemv && op.kind != OpKind::Upload) {
-            size_t j = i + 1;
-            while (j < n && ops[j].kind != OpKind::Gemv) ++j;
-            if (j < n && j != prefetchedFor && ops[j].n0 <= kPrefetchMaxTokens) {
-                prefetchWeights(ops, j);
-                prefetchedFor = j;
-                forked = true;
-            }
-        }
         const char* label = "?";
         cudaEvent_t evStart = nullptr;
         if (profiling_) {
@@ -473,11 +418,6 @@ void CudaBackend::execute(const std::vector<Op>& ops) {
             cudaEventRecord(evEnd, s);
             pendingEvents_.push_back({profileLabel(label, op), {evStart, evEnd}});
         }
-    }
-    if (forked) {
-        // A captured step must end joined; eagerly, stream_'s order then covers the branch.
-        cudaEventRecord(joinEvent_, prefetchStream_);
-        cudaStreamWaitEvent(s, joinEvent_, 0);
     }
 }
 
