@@ -403,7 +403,8 @@ void checkAttention(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
 // the same ids in the same order, ties to the lower id. Values on a coarse grid
 // make ties common, also at the k-th place.
 void checkTopK(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
-    for (int64_t cols : {int64_t(49152), int64_t(128256), int64_t(300)})
+    // 301: rows that are not 16-byte aligned (the arg max's scalar walk).
+    for (int64_t cols : {int64_t(49152), int64_t(128256), int64_t(300), int64_t(301)})
         for (int32_t k : {1, 7, 64, 256}) {
             const int64_t rows = 5;
             std::vector<float> v(static_cast<size_t>(rows * cols));
