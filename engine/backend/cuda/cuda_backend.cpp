@@ -82,7 +82,7 @@ CudaBackend::~CudaBackend() {
     if (stream_) cudaStreamSynchronize(stream_);
     if (profiling_) printProfile();
     if (cuda::decodeStepTraced()) cuda::printDecodeStepTrace();
-    if (const char* st = std::getenv("KESTREL_CUDA_STATS"); st && *st && *st != '0')
+    if (statsWanted())
         std::fprintf(stderr, "cuda steps: %lld graph replays (%lld timed: %.1f us each on the GPU), %lld captures, %lld eager\n",
                      static_cast<long long>(stats_.replays), static_cast<long long>(stats_.timedReplays),
                      stats_.timedReplays ? 1000.0 * stats_.replayGpuMs / static_cast<double>(stats_.timedReplays) : 0.0,

@@ -96,6 +96,7 @@ private:
     // next one (the step in between has synchronised), so that the GPU time per
     // step can be set against the wall time per token (the host's share, and
     // the kernels launched outside the graph, such as the top-k selection).
+    static bool statsWanted();  // KESTREL_CUDA_STATS set (and not 0), read once
     cudaEvent_t replayEvents_[2] = {};
     bool replayTimed_ = false;
     void timeReplay(bool start);

@@ -147,7 +147,7 @@ std::string profileLabel(const char* label, const Op& op) {
 
 }  // namespace
 
-bool statsWanted() {
+bool CudaBackend::statsWanted() {
     static const bool on = [] {
         const char* v = std::getenv("KESTREL_CUDA_STATS");
         return v && *v && *v != '0';
