@@ -44,22 +44,30 @@ Matrix makeMatrix(GgmlType type, int64_t rows, int64_t cols, std::mt19937& rng) 
         quantizeRow(type, row.data(), m.bytes.data() + r * rowBytes, cols);
     }
     m.w = WeightMatrix{type, m.bytes.data(), rows, cols, rowBytes};
+    if (lanesLayoutAvailable(type)) {  // as the CPU backend loads it
+        std::vector<uint8_t> lanes(lanesLayoutBytes(m.w));
+        ThreadPool one(1);
+        m.w = repackForDecode(m.w, lanes.data(), one);
+        m.bytes = std::move(lanes);  // the buffer moves, its address stays
+    }
     return m;
 }
 
-double timeIt(const Matrix& m, int64_t tokens, ThreadPool& pool, double seconds) {
+// decode: matmulDecode (the few-token row kernels a decode step of several sequences takes).
+double timeIt(const Matrix& m, int64_t tokens, ThreadPool& pool, double seconds, bool decode = false) {
+    const auto product = decode ? matmulDecode : matmul;
     std::vector<float> x(static_cast<size_t>(m.w.cols * tokens)), y(static_cast<size_t>(m.w.rows * tokens));
     std::mt19937 rng(7);
     std::normal_distribution<float> dist(0.0f, 1.0f);
     for (auto& v : x) v = dist(rng);
-    for (int i = 0; i < 3; ++i) matmul(m.w, x.data(), tokens, y.data(), pool);
+    for (int i = 0; i < 3; ++i) product(m.w, x.data(), tokens, y.data(), pool);
     // The minimum over many runs: this machine is shared, and the minimum is the
     // run that other processes did not interrupt.
     const auto start = std::chrono::steady_clock::now();
     double best = 1e30;
     for (;;) {
         const auto t0 = std::chrono::steady_clock::now();
-        matmul(m.w, x.data(), tokens, y.data(), pool);
+        product(m.w, x.data(), tokens, y.data(), pool);
         const auto t1 = std::chrono::steady_clock::now();
         best = std::min(best, std::chrono::duration<double>(t1 - t0).count());
         if (std::chrono::duration<double>(t1 - start).count() > seconds) break;
@@ -74,7 +82,7 @@ int main(int argc, char** argv) {
     const double seconds = argc > 2 ? std::atof(argv[2]) : 0.3;
     const int copies = std::max(1, argc > 3 ? std::atoi(argv[3]) : 4);
     ThreadPool pool(threads);
-    std::printf("isa=%s threads=%d\n", activeIsa(), pool.size());
+    std::printf("isa=%s threads=%d lanes layout: %s\n", activeIsa(), pool.size(), lanesLayoutAvailable(GgmlType::Q4_1) ? "yes" : "no");
     {
         // Dispatch cost of an (almost) empty parallelFor: a decode step makes ~200 of them.
         std::vector<int64_t> sink(static_cast<size_t>(pool.size()) * 16);
@@ -104,11 +112,12 @@ int main(int argc, char** argv) {
         const Matrix m = makeMatrix(c.type, c.rows, c.cols, rng);
         const double bytes = static_cast<double>(m.bytes.size());
         const double t1 = timeIt(m, 1, pool, seconds);
+        const double t4 = timeIt(m, 4, pool, seconds, true);
         const double t64 = timeIt(m, 64, pool, seconds);
         const double ops = 2.0 * c.rows * c.cols;
-        std::printf("%s %-5s  1 tok: %8.1f us %7.1f GB/s %7.1f GOP/s | 64 tok: %8.1f us %7.1f GOP/s\n", c.name,
-                    std::string(ggmlTypeName(c.type)).c_str(), t1 * 1e6, bytes / t1 / 1e9, ops / t1 / 1e9, t64 * 1e6,
-                    ops * 64 / t64 / 1e9);
+        std::printf("%s %-5s  1 tok: %8.1f us %6.1f GB/s %6.1f GOP/s | 4 tok: %5.2fx | 64 tok: %8.1f us %6.1f GOP/s\n",
+                    c.name, std::string(ggmlTypeName(c.type)).c_str(), t1 * 1e6, bytes / t1 / 1e9, ops / t1 / 1e9,
+                    t4 / t1, t64 * 1e6, ops * 64 / t64 / 1e9);
         decodeTotal += c.perModel * t1;
         // Prefill needs the lm head for the last token only.
         prefillTotal += c.perModel == 1 ? t1 : c.perModel * t64;

@@ -32,6 +32,7 @@
 // than 4 tokens run in passes of up to 4 over the same rows (the row quad is
 // then in L1): 4 rows x 4 tokens of accumulators is what 32 zmm registers hold.
 #include "quant_blocks.h"
+#include "row_stream.h"
 
 #include <immintrin.h>
 
@@ -143,34 +144,6 @@ void prepareNibble(const QuantActivations& act, int64_t nb, NibbleActivations& o
     }
     out.view = NibbleView{groups, lo, hi, dx, init, sb};
 }
-
-int prefetchDistance() {
-    static const int d = std::getenv("KESTREL_PF_DIST") ? std::atoi(std::getenv("KESTREL_PF_DIST")) : 4096;
-    return d;
-}
-
-// The stream of one call's rows: every cache line is prefetched `distance`
-// bytes before the kernel reads it. The first `distance` bytes are requested
-// all at once on entry (a product's weights rarely follow the previous
-// product's in memory, so nothing has brought them in), and nothing past the
-// end is requested (that would be another thread's rows or another tensor).
-class RowStream {
-public:
-    RowStream(const uint8_t* begin, size_t bytes) : end_(begin + bytes), d_(prefetchDistance()) {
-        if (d_ > 0) prefetch(begin, std::min<size_t>(bytes, static_cast<size_t>(d_)));
-    }
-    // Called before reading [p, p + bytes).
-    void ahead(const uint8_t* p, size_t bytes) const {
-        if (d_ > 0 && end_ - p > d_) prefetch(p + d_, std::min<size_t>(bytes, static_cast<size_t>(end_ - p - d_)));
-    }
-
-private:
-    static void prefetch(const uint8_t* p, size_t bytes) {
-        for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(p + o), _MM_HINT_T0);
-    }
-    const uint8_t* end_;
-    int d_;
-};
 
 NibbleActivations& nibbleScratch() {
     thread_local NibbleActivations a;

@@ -5,6 +5,7 @@
 #include "matmul.h"
 
 #include "fp16.h"
+#include "lanes_layout.h"
 #include "quant_blocks.h"
 
 #include <algorithm>
@@ -16,6 +17,10 @@
 #include <vector>
 
 namespace kestrel::kernels {
+
+bool rowsLanesAvx512(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
+                     const QuantActivations& act, float* y, int64_t yStride);
+
 namespace {
 
 bool cpuHasAvx2() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
@@ -57,6 +62,24 @@ std::vector<unsigned char>& threadScratch(size_t bytes) {
     return buf;
 }
 
+// Rows [r0, r0 + n) of w in GGML's block layout: w's own bytes, or for a matrix
+// in the lanes layout a copy restored into per-thread scratch (prefill and the
+// float paths; decode reads the lanes layout directly). Valid until the next call
+// on this thread.
+struct GgmlRows {
+    const uint8_t* data;
+    size_t rowBytes;
+};
+GgmlRows ggmlRows(const WeightMatrix& w, int64_t r0, int64_t n) {
+    const auto* src = static_cast<const uint8_t*>(w.data) + r0 * w.rowBytes;
+    if (!w.lanes) return {src, w.rowBytes};
+    const size_t rowBytes = *ggmlRowBytes(w.type, static_cast<uint64_t>(w.cols));
+    thread_local std::vector<uint8_t> restored;
+    if (restored.size() < rowBytes * n) restored.resize(rowBytes * n);
+    for (int64_t r = 0; r < n; ++r) fromLanesRow(w.type, src + r * w.rowBytes, w.cols, restored.data() + r * rowBytes);
+    return {restored.data(), rowBytes};
+}
+
 struct ActivationBuffer {
     std::vector<unsigned char> storage;
     std::vector<float> s32;
@@ -74,6 +97,18 @@ struct ActivationBuffer {
 // as well (5 tokens 18.6 vs 22.1 ms, 4 tokens 13.8 vs 18.6). KESTREL_GEMV_MAX_TOKENS
 // (1-8) overrides it, for measuring only.
 constexpr int64_t kFewTokensMax = 5;
+
+// Weights in the lanes layout take the lanes GEMV up to 16 tokens (its limit):
+// measured whole-model steps (kestrel-bench-matmul, Zen 4, 2 threads) cost 2.0-2.1x
+// a one-token step at 8 tokens, against 3.9-4.5x for the panels.
+constexpr int64_t kLanesMaxTokens = 16;
+
+int64_t lanesMaxTokens() {
+    static const int64_t n = std::getenv("KESTREL_GEMV_MAX_TOKENS")
+                                 ? std::clamp<int64_t>(std::atoi(std::getenv("KESTREL_GEMV_MAX_TOKENS")), 1, kLanesMaxTokens)
+                                 : kLanesMaxTokens;
+    return n;
+}
 
 int64_t fewTokensMax() {
     static const int64_t n = std::getenv("KESTREL_GEMV_MAX_TOKENS")
@@ -111,14 +146,14 @@ void matmulFloat(const IsaKernels& k, const WeightMatrix& w, const float* x, int
         for (int64_t tile = b; tile < e; ++tile) {
             const int64_t r0 = tile * kTileRows;
             const int rows = static_cast<int>(std::min<int64_t>(kTileRows, w.rows - r0));
-            const auto* src = static_cast<const uint8_t*>(w.data) + r0 * w.rowBytes;
+            const GgmlRows src = ggmlRows(w, r0, rows);
             const float* rowsF = wf;
             if (w.type == GgmlType::F32 && w.rowBytes == static_cast<size_t>(w.cols) * 4) {
-                rowsF = reinterpret_cast<const float*>(src);
+                rowsF = reinterpret_cast<const float*>(src.data);
             } else if (!isFloatType(w.type)) {
-                for (int r = 0; r < rows; ++r) dequantizeRow(w.type, src + r * w.rowBytes, wf + r * w.cols, w.cols);
+                for (int r = 0; r < rows; ++r) dequantizeRow(w.type, src.data + r * src.rowBytes, wf + r * w.cols, w.cols);
             } else {
-                for (int r = 0; r < rows; ++r) k.toFloat(w.type, src + r * w.rowBytes, wf + r * w.cols, w.cols);
+                for (int r = 0; r < rows; ++r) k.toFloat(w.type, src.data + r * src.rowBytes, wf + r * w.cols, w.cols);
             }
             k.floatTile(rowsF, rows, x, tokens, w.cols, y + r0, w.rows);
         }
@@ -157,14 +192,20 @@ void matmulInt(const IsaKernels& k, const WeightMatrix& w, const float* x, int64
             },
             8);
     };
-    if (decodeRows && hasFewTokensKernel(k, w.type, tokens)) {
+    if (w.lanes && (tokens == 1 || (decodeRows && tokens <= lanesMaxTokens()))) {
+        byRowQuads([&](const uint8_t* rows, int64_t n, float* out) {
+            rowsLanesAvx512(w.type, rows, w.rowBytes, n, w.cols, act, out, w.rows);
+        });
+        return;
+    }
+    if (!w.lanes && decodeRows && hasFewTokensKernel(k, w.type, tokens)) {
         byRowQuads([&](const uint8_t* rows, int64_t n, float* out) {
             k.rowsFewTokens(w.type, rows, w.rowBytes, n, w.cols, act, out, w.rows);
         });
         return;
     }
     // Probe on an empty range: does this ISA have a direct one-token kernel for the type?
-    if (tokens == 1 && k.rowsOneToken &&
+    if (!w.lanes && tokens == 1 && k.rowsOneToken &&
         k.rowsOneToken(w.type, static_cast<const uint8_t*>(w.data), w.rowBytes, 0, w.cols, act, y)) {
         byRowQuads([&](const uint8_t* rows, int64_t n, float* out) {
             k.rowsOneToken(w.type, rows, w.rowBytes, n, w.cols, act, out);
@@ -184,8 +225,8 @@ void matmulInt(const IsaKernels& k, const WeightMatrix& w, const float* x, int64
             for (int64_t p = b; p < e; ++p) {
                 const int64_t r0 = p * kPanelRows;
                 const int rows = static_cast<int>(std::min<int64_t>(kPanelRows, w.rows - r0));
-                k.panelRows(w.type, static_cast<const uint8_t*>(w.data) + r0 * w.rowBytes, w.rowBytes, rows, w.cols,
-                            panelAct, y + r0, w.rows);
+                const GgmlRows src = ggmlRows(w, r0, rows);
+                k.panelRows(w.type, src.data, src.rowBytes, rows, w.cols, panelAct, y + r0, w.rows);
             }
         });
         return;
@@ -198,7 +239,8 @@ void matmulInt(const IsaKernels& k, const WeightMatrix& w, const float* x, int64
         for (int64_t t = b; t < e; ++t) {
             const int64_t r0 = t * kTileRows;
             const int rows = static_cast<int>(std::min<int64_t>(kTileRows, w.rows - r0));
-            k.unpack(w.type, static_cast<const uint8_t*>(w.data) + r0 * w.rowBytes, w.rowBytes, rows, w.cols, tile);
+            const GgmlRows src = ggmlRows(w, r0, rows);
+            k.unpack(w.type, src.data, src.rowBytes, rows, w.cols, tile);
             k.intTile(tile, act, y + r0, w.rows);
         }
     });
@@ -245,15 +287,47 @@ int64_t matmulExactBatchTokens(GgmlType type) {
     const IsaKernels& k = activeKernels();
     if (!hasIntegerPath(type) || isFloatType(type)) return INT64_MAX;  // floatTile: one dot per (row, token)
     if (!k.rowsOneToken && !k.panelRows && !k.rowsFewTokens) return INT64_MAX;  // tiles for every count
+    if (lanesLayoutAvailable(type)) return lanesMaxTokens();
     int64_t n = 1;
     while (n < fewTokensMax() && hasFewTokensKernel(k, type, n + 1)) ++n;
     return n;
 }
 
+bool lanesLayoutAvailable(GgmlType type) {
+    static const bool enabled = [] {
+        const char* env = std::getenv("KESTREL_CPU_LANES");
+        return &activeKernels() == avx512Kernels() && !(env && std::string_view(env) == "0");
+    }();
+    return enabled && isLanesType(type);
+}
+
+size_t lanesLayoutBytes(const WeightMatrix& w) { return lanesRowBytes(w.type, w.cols) * static_cast<size_t>(w.rows); }
+
+WeightMatrix repackForDecode(const WeightMatrix& w, void* dst, ThreadPool& pool) {
+    WeightMatrix out = w;
+    out.data = dst;
+    out.rowBytes = lanesRowBytes(w.type, w.cols);
+    out.lanes = true;
+    pool.parallelFor(
+        w.rows,
+        [&](int64_t b, int64_t e, int) {
+            for (int64_t r = b; r < e; ++r)
+                toLanesRow(w.type, static_cast<const uint8_t*>(w.data) + r * w.rowBytes, w.cols,
+                           static_cast<uint8_t*>(dst) + r * out.rowBytes);
+        },
+        64);
+    return out;
+}
+
+void weightRowToFloat(const WeightMatrix& w, int64_t row, float* out) {
+    const GgmlRows src = ggmlRows(w, row, 1);
+    dequantizeRow(w.type, src.data, out, w.cols);
+}
+
 void matmulReference(const WeightMatrix& w, const float* x, int64_t tokens, float* y) {
     std::vector<float> row(static_cast<size_t>(w.cols));
     for (int64_t r = 0; r < w.rows; ++r) {
-        dequantizeRow(w.type, static_cast<const uint8_t*>(w.data) + r * w.rowBytes, row.data(), w.cols);
+        weightRowToFloat(w, r, row.data());
         for (int64_t t = 0; t < tokens; ++t) {
             double acc = 0.0;
             for (int64_t c = 0; c < w.cols; ++c) acc += static_cast<double>(row[c]) * x[t * w.cols + c];

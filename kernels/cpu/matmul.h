@@ -32,7 +32,23 @@ struct WeightMatrix {
     int64_t rows = 0;
     int64_t cols = 0;
     size_t rowBytes = 0;
+    // The rows are in the lanes layout (repackForDecode), not GGML's blocks;
+    // every function here takes either.
+    bool lanes = false;
 };
+
+// Whether this CPU multiplies weights of `type` faster repacked into the lanes
+// layout (kernels/cpu/lanes_layout.h: Q4_0, Q4_1, Q8_0 on AVX-512 VNNI; off
+// with KESTREL_CPU_LANES=0). The backend repacks such weights once at load.
+bool lanesLayoutAvailable(GgmlType type);
+// Bytes the repacked matrix needs, and the repacking itself: `dst` (64-byte
+// aligned, lanesLayoutBytes(w) bytes) gets w's rows in the lanes layout; the
+// returned matrix describes them.
+size_t lanesLayoutBytes(const WeightMatrix& w);
+WeightMatrix repackForDecode(const WeightMatrix& w, void* dst, ThreadPool& pool);
+
+// Row `row` of w as floats (w.cols values), whatever its layout.
+void weightRowToFloat(const WeightMatrix& w, int64_t row, float* out);
 
 // y[t * rows + r] = sum_c W[r][c] * x[t * cols + c]  for t < tokens.
 // Preconditions (checked by the caller at load): cols is a whole number of blocks
@@ -43,8 +59,9 @@ void matmul(const WeightMatrix& w, const float* x, int64_t tokens, float* y, Thr
 // The same product for the rows of a decode step: each token is the next token
 // of a different sequence. Up to matmulExactBatchTokens(w.type) tokens, every
 // token's outputs are bit for bit those of a one-token call with that token
-// alone, so a sequence decodes the same whatever else shares its step (on
-// VBMI the few-token GEMV gives this for 2-5 tokens, where it is faster than the panels).
+// alone, so a sequence decodes the same whatever else shares its step (the
+// lanes GEMV gives this for up to 16 tokens on AVX-512 VNNI, the VBMI GEMV for
+// 2-5 tokens of GGML-layout weights; both faster than the panels there).
 // Past that count, and for prefill rows (matmul), a row's result still does not
 // depend on the other rows of the call, but it rounds differently from a
 // one-token call.

@@ -2,31 +2,42 @@
 
 #include "matmul.h"
 #include "ops.h"
+#include "weight_arena.h"
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <unistd.h>
 #include <vector>
 
 namespace kestrel::backend {
 namespace {
 
+// A weight's bytes: the model file's (mapped, no copy), or for the types the
+// decode GEMV reads faster in the lanes layout, a copy repacked at load.
 class CpuWeight final : public Weight {
 public:
     CpuWeight(const gguf::TensorInfo& info, size_t rowBytes)
         : Weight(info.name, info.type, static_cast<int64_t>(info.rows()), static_cast<int64_t>(info.rowLength())),
-          data_(info.data), rowBytes_(rowBytes) {}
+          matrix_{type(), info.data, rows(), cols(), rowBytes} {}
     int device() const override { return -1; }
-    kernels::WeightMatrix matrix() const {
-        return kernels::WeightMatrix{type(), data_, rows(), cols(), rowBytes_};
+    const kernels::WeightMatrix& matrix() const { return matrix_; }
+    const float* f32() const { return static_cast<const float*>(matrix_.data); }
+
+    Status repackForDecode(WeightArena& arena, kernels::ThreadPool& pool) {
+        const size_t bytes = kernels::lanesLayoutBytes(matrix_);
+        WeightArena::Block block = arena.allocate(bytes);
+        if (!block.data)
+            return Status(ErrorCode::OutOfMemory, "not enough memory to load tensor '" + name() + "' (" +
+                                                      std::to_string((bytes >> 20) + 1) + " MiB)");
+        matrix_ = kernels::repackForDecode(matrix_, block.data, pool);
+        repacked_ = std::move(block.keepAlive);
+        return Status::ok();
     }
-    const float* f32() const { return reinterpret_cast<const float*>(data_); }
-    const uint8_t* bytes() const { return data_; }
-    size_t rowBytes() const { return rowBytes_; }
 
 private:
-    const uint8_t* data_;
-    size_t rowBytes_;
+    kernels::WeightMatrix matrix_;
+    std::shared_ptr<void> repacked_;  // the arena chunk holding the repacked rows
 };
 
 class CpuTensor final : public Tensor {
@@ -65,7 +76,7 @@ kernels::KvView kvView(runtime::KvCache& kv, int layer, const KvBatch& batch) {
 }  // namespace
 
 CpuBackend::CpuBackend(int threads, MatmulMode mode)
-    : pool_(std::make_unique<kernels::ThreadPool>(threads)), matmulMode_(mode) {}
+    : pool_(std::make_unique<kernels::ThreadPool>(threads)), arena_(std::make_unique<WeightArena>()), matmulMode_(mode) {}
 CpuBackend::~CpuBackend() = default;
 
 std::string CpuBackend::name() const { return "cpu (" + std::string(kernels::activeIsa()) + ")"; }
@@ -88,7 +99,10 @@ Result<std::unique_ptr<Weight>> CpuBackend::uploadWeight(const gguf::TensorInfo&
     const auto rowBytes = ggmlRowBytes(info.type, info.rowLength());
     if (!rowBytes || !info.data)
         return Status(ErrorCode::InvalidFile, "tensor '" + info.name + "': rows are not whole blocks of its type");
-    return std::unique_ptr<Weight>(std::make_unique<CpuWeight>(info, *rowBytes));
+    auto weight = std::make_unique<CpuWeight>(info, *rowBytes);
+    if (info.rows() > 1 && kernels::lanesLayoutAvailable(info.type))
+        KESTREL_RETURN_IF_ERROR(weight->repackForDecode(*arena_, *pool_));
+    return std::unique_ptr<Weight>(std::move(weight));
 }
 
 Result<std::unique_ptr<Tensor>> CpuBackend::createTensor(int64_t capacityRows, int64_t cols) {
@@ -130,12 +144,10 @@ Status CpuBackend::download(const Tensor& src, std::span<float> out) {
 }
 
 void CpuBackend::embed(const Weight& table, const IndexTensor& idx, Tensor& out) {
-    const CpuWeight& w = cw(table);
+    const kernels::WeightMatrix& w = cw(table).matrix();
     out.setRows(idx.size());
     const int32_t* id = ids(idx);
-    for (int64_t t = 0; t < idx.size(); ++t)
-        kernels::dequantizeRow(w.type(), w.bytes() + static_cast<size_t>(id[t]) * w.rowBytes(),
-                               data(out) + t * out.cols(), w.cols());
+    for (int64_t t = 0; t < idx.size(); ++t) kernels::weightRowToFloat(w, id[t], data(out) + t * out.cols());
 }
 
 void CpuBackend::matmul(const Weight& w, const Tensor& x, Tensor& y) {

@@ -10,6 +10,8 @@
 
 namespace kestrel::backend {
 
+class WeightArena;
+
 class CpuBackend final : public Backend {
 public:
     // How products are computed. Fast: int8 activations (kernels::matmul).
@@ -61,6 +63,7 @@ public:
 
 private:
     std::unique_ptr<kernels::ThreadPool> pool_;
+    std::unique_ptr<WeightArena> arena_;  // repacked weights (weight_arena.h)
     MatmulMode matmulMode_ = MatmulMode::Fast;
     int64_t decodeRows_ = 0;
 };

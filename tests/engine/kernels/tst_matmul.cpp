@@ -9,6 +9,7 @@
 //   quantised weights vs matmulReference, over all cases of a type: 1e-2 (the
 //   int8 activations cost about 0.5%; per case it is noisier when an output
 //   happens to be near zero).
+#include "lanes_layout.h"
 #include "matmul.h"
 #include "quant_blocks.h"
 #include "thread_pool.h"
@@ -101,6 +102,19 @@ std::vector<float> quantisedActivationReference(const WeightMatrix& w, const std
         }
     }
     return y;
+}
+
+// w repacked into the lanes layout, as the CPU backend loads it where lanesLayoutAvailable.
+struct LanesCopy {
+    std::vector<uint8_t> bytes;
+    WeightMatrix w;
+};
+LanesCopy lanesCopy(const WeightMatrix& w) {
+    LanesCopy c;
+    c.bytes.resize(lanesLayoutBytes(w));
+    ThreadPool pool(2);
+    c.w = repackForDecode(w, c.bytes.data(), pool);
+    return c;
 }
 
 const char* isaName(CpuIsa isa) {
@@ -239,11 +253,13 @@ private slots:
                     const WeightMatrix w{t, wbytes.data(), rows, cols, *ggmlRowBytes(t, static_cast<uint64_t>(cols))};
                     std::vector<float> x(static_cast<size_t>(tokens * cols));
                     for (auto& v : x) v = dist(rng) * (1.0f + static_cast<float>(rng() % 8));
+                    // As the CPU backend loads it: in the lanes layout where this CPU has it.
+                    const LanesCopy lanes = lanesLayoutAvailable(t) ? lanesCopy(w) : LanesCopy{{}, w};
                     std::vector<float> batch(static_cast<size_t>(tokens * rows), std::nanf(""));
-                    matmulDecode(w, x.data(), tokens, batch.data(), pool);
+                    matmulDecode(lanes.w, x.data(), tokens, batch.data(), pool);
                     for (int64_t k = 0; k < tokens; ++k) {
                         std::vector<float> lone(static_cast<size_t>(rows), std::nanf(""));
-                        matmul(w, x.data() + k * cols, 1, lone.data(), pool);
+                        matmul(lanes.w, x.data() + k * cols, 1, lone.data(), pool);
                         if (std::memcmp(lone.data(), batch.data() + k * rows, lone.size() * sizeof(float)) != 0)
                             QFAIL(qPrintable(QStringLiteral("rows %1 cols %2: token %3 of %4 differs from the same token alone")
                                                  .arg(rows).arg(cols).arg(k).arg(tokens)));
@@ -251,6 +267,69 @@ private slots:
                     }
                 }
         QVERIFY(compared > 0);
+    }
+
+    // The lanes layout (lanes_layout.h) is a permutation: back to GGML's blocks
+    // byte for byte, for every group shape (16-block groups, 4-block groups,
+    // a short last group).
+    void lanesLayoutRoundTrips() {
+        std::mt19937 rng(11);
+        for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0})
+            for (int64_t blocks : {1, 2, 3, 4, 5, 15, 16, 17, 18, 21, 35, 48}) {
+                const int64_t cols = blocks * kQK;
+                const std::vector<uint8_t> row = randomWeights(t, 1, cols, rng);
+                std::vector<uint8_t> lanes(lanesRowBytes(t, cols), 0xcd), back(row.size(), 0xcd);
+                toLanesRow(t, row.data(), cols, lanes.data());
+                fromLanesRow(t, lanes.data(), cols, back.data());
+                if (back != row)
+                    QFAIL(qPrintable(QStringLiteral("%1, %2 blocks: the round trip changed the row")
+                                         .arg(ggmlTypeName(t).data()).arg(blocks)));
+                QVERIFY(lanes.size() >= row.size() && lanes.size() <= row.size() + 16);
+            }
+    }
+
+    // Products of weights in the lanes layout against the same reference and
+    // bound as pathsMatchReference, as decode rows (the lanes GEMV up to 16
+    // tokens, the panels past that) and as prefill rows (restored to GGML
+    // blocks for the panels), with block counts that make every group shape.
+    void lanesLayoutMatchesReference_data() {
+        QTest::addColumn<int>("type");
+        for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0})
+            QTest::newRow(ggmlTypeName(t).data()) << static_cast<int>(t);
+    }
+
+    void lanesLayoutMatchesReference() {
+        QFETCH(int, type);
+        const auto t = static_cast<GgmlType>(type);
+        if (!lanesLayoutAvailable(t)) QSKIP("this CPU does not use the lanes layout (no AVX-512 VNNI)");
+        ThreadPool pool(2);
+        std::mt19937 rng(static_cast<unsigned>(type) * 31u + 7u);
+        std::normal_distribution<float> dist(0.0f, 1.0f);
+        double worst = 0.0;
+        int runs = 0;
+        for (int64_t rows : {1, 3, 17, 100})
+            for (int64_t blocks : {1, 3, 4, 5, 16, 17, 21, 38})
+                for (int64_t tokens : {1, 2, 5, 9, 16, 17, 64}) {
+                    const int64_t cols = blocks * kQK;
+                    const std::vector<uint8_t> wbytes = randomWeights(t, rows, cols, rng);
+                    const WeightMatrix w{t, wbytes.data(), rows, cols, *ggmlRowBytes(t, static_cast<uint64_t>(cols))};
+                    const LanesCopy lanes = lanesCopy(w);
+                    std::vector<float> x(static_cast<size_t>(tokens * cols));
+                    for (auto& v : x) v = dist(rng);
+                    const std::vector<float> exact = quantisedActivationReference(w, x, tokens);
+                    for (bool decode : {false, true}) {
+                        std::vector<float> y(exact.size(), std::nanf(""));
+                        (decode ? matmulDecode : matmul)(lanes.w, x.data(), tokens, y.data(), pool);
+                        const double err = normalisedError(y, exact);
+                        worst = std::max(worst, err);
+                        ++runs;
+                        if (!(err < 1e-4))
+                            QFAIL(qPrintable(QStringLiteral("%1%6: rows %2 tokens %3 cols %4: error %5 >= 1e-4")
+                                                 .arg(ggmlTypeName(t).data()).arg(rows).arg(tokens).arg(cols).arg(err)
+                                                 .arg(decode ? " decode" : "")));
+                    }
+                }
+        qInfo("%s lanes layout: %d runs, worst error %.3g (bound 1e-4)", ggmlTypeName(t).data(), runs, worst);
     }
 
     // Threads split rows; the result must not depend on how many there are.

@@ -1,0 +1,250 @@
+// Products (GEMV) of Q4_0, Q4_1 and Q8_0 rows in the lanes layout
+// (lanes_layout.h) with 1 to 16 tokens, for AVX-512 VNNI (compiled with
+// -mavx512bw/vnni; called only after cpuid says so).
+//
+// Per group of 16 blocks and row: 4 (nibbles) or 8 (Q8_0) plain vector loads,
+// nibbles split with and/shift, the scales converted once; then per token 8
+// vpdpbusd into one vector whose lane l is block l's integer dot, and one
+// convert + scale + FMA (+ one FMA for Q4_1's minimum) for all 16 blocks.
+// vpdpbusd is then most of the work, which is what a decode step of several
+// sequences should cost: the weights are decoded once, only the multiply-adds
+// repeat per token.
+//
+// Activations are rearranged once per call (per thread) into the same lane
+// order: per token and group, the quant vectors that pair with the weight
+// vectors, the block scale of each lane, and the lane's sum of quants (for the
+// zero points and Q4_1's minimum).
+//
+// Two rows at a time, tokens in passes of up to 4 (later passes find the rows in L1): the rows' decoded vectors
+// (16 registers for a full group) are applied to each token in turn, so a
+// token's activation vectors are loaded once per two rows. Every (row, token)
+// output sees the same operations in the same order whatever the row pairing
+// or the token count, so a token's outputs are bit for bit those of a
+// one-token call.
+#include "lanes_layout.h"
+#include "quant_blocks.h"
+#include "row_stream.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace kestrel::kernels {
+namespace {
+
+constexpr int kMaxTokens = 16;
+constexpr int kTokensPerPass = 4;
+
+// Activation vectors per group: vector k, lane l holds quant dword
+// (l / L) * 8 + k * L + l % L of the group's blocks (L lanes per block). The
+// weight vectors pair with them as: Q8_0 vector v with k = v; nibble vector v's
+// low halves with k = v, its high halves with k = slots / 4 + v.
+constexpr int activationVectors(int slots) { return slots / 2; }
+constexpr int activationGroupBytes(int slots) { return activationVectors(slots) * 64 + 128; }
+
+// One call's activations in lane order, all tokens; token t starts t * tokenBytes in.
+struct LanesActivations {
+    std::vector<unsigned char> storage;
+    const unsigned char* base = nullptr;
+    size_t tokenBytes = 0;
+    uint64_t serial = 0;  // QuantActivations::serial of the call it was prepared for
+    int64_t nb = 0;
+};
+
+template <int Slots>
+void prepareGroup(const int8_t* qs, const float* dx4, int blocks, unsigned char* out) {
+    constexpr int L = 16 / Slots;
+    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i block = _mm512_srli_epi32(lane, L == 1 ? 0 : 2);  // l / L
+    const __m512i sub = _mm512_and_si512(lane, _mm512_set1_epi32(L - 1));
+    const __mmask16 present = static_cast<__mmask16>(blocks * L >= 16 ? 0xffff : (1u << (blocks * L)) - 1);
+    const __m512i first = _mm512_add_epi32(_mm512_slli_epi32(block, 3), sub);  // dword of k = 0
+    const __m512i ones = _mm512_set1_epi8(1);
+    __m512i sum = _mm512_setzero_si512();
+    for (int k = 0; k < activationVectors(Slots); ++k) {
+        const __m512i idx = _mm512_add_epi32(first, _mm512_set1_epi32(k * L));
+        const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), present, idx, qs, 4);
+        _mm512_storeu_si512(out + k * 64, v);
+        sum = _mm512_dpbusd_epi32(sum, ones, v);
+    }
+    out += activationVectors(Slots) * 64;
+    const __m512 dx = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), present, _mm512_slli_epi32(block, 3), dx4, 4);
+    _mm512_storeu_ps(reinterpret_cast<float*>(out), dx);
+    _mm512_storeu_si512(out + 64, sum);
+}
+
+void prepareActivations(const QuantActivations& act, int64_t nb, LanesActivations& out) {
+    // A call is split into several chunks of rows per thread; prepare once per call.
+    if (act.serial != 0 && act.serial == out.serial && nb == out.nb) return;
+    out.serial = act.serial;
+    out.nb = nb;
+    size_t tokenBytes = 0;
+    forEachLanesGroup(nb, [&](LanesGroup g, int64_t) { tokenBytes += activationGroupBytes(g.slots); });
+    out.tokenBytes = tokenBytes;
+    const size_t bytes = static_cast<size_t>(act.tokens) * tokenBytes + 64;
+    if (out.storage.size() < bytes) out.storage.resize(bytes);
+    auto* base = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(out.storage.data()) + 63) / 64 * 64);
+    out.base = base;
+    for (int64_t t = 0; t < act.tokens; ++t) {
+        unsigned char* o = base + t * tokenBytes;
+        const int8_t* qs = act.qs + t * act.colsPadded;
+        const float* dx4 = act.dx4 + t * act.colsPadded / 4;
+        forEachLanesGroup(nb, [&](LanesGroup g, int64_t b0) {
+            if (g.slots == 16)
+                prepareGroup<16>(qs + b0 * kQK, dx4 + b0 * 8, g.blocks, o);
+            else
+                prepareGroup<4>(qs + b0 * kQK, dx4 + b0 * 8, g.blocks, o);
+            o += activationGroupBytes(g.slots);
+        });
+    }
+}
+
+LanesActivations& activationScratch() {
+    thread_local LanesActivations a;
+    return a;
+}
+
+inline __mmask64 byteMask(int n) { return n >= 64 ? ~0ull : (1ull << n) - 1; }
+
+// f16 scales of a group, one per lane: 16 in order, or 4 each repeated over its 4 lanes.
+template <int Slots>
+inline __m512 laneScales(const uint8_t* p) {
+    if constexpr (Slots == 16) {
+        return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    } else {
+        const __m256i idx = _mm256_set_epi16(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+        const __m128i four = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+        return _mm512_cvtph_ps(_mm256_permutexvar_epi16(idx, _mm256_castsi128_si256(four)));
+    }
+}
+
+// One group for R rows and T tokens: acc[t][r] += the group's share of row r . token t.
+// w: the group's bytes in row 0; x: token 0's activation group (tokens tokenBytes apart).
+template <GgmlType Type, int Slots, int R, int T>
+inline void groupProduct(const uint8_t* w, size_t rowBytes, int blocks, const unsigned char* x, size_t tokenBytes,
+                         __m512 (&acc)[T][R]) {
+    constexpr bool kNibbles = Type != GgmlType::Q8_0;
+    constexpr int V = kNibbles ? Slots / 4 : Slots / 2;  // weight vectors
+    const int vectorBytes = 4 * (16 / Slots) * blocks;
+    const __mmask64 k = byteMask(vectorBytes);
+    const __m512i m4 = _mm512_set1_epi8(0x0f);
+    __m512i lo[R][V], hi[R][kNibbles ? V : 1];
+    __m512 d[R], m[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+        const uint8_t* p = w + r * rowBytes;
+#pragma GCC unroll 8
+        for (int v = 0; v < V; ++v) {
+            const __m512i q = Slots == 16 ? _mm512_loadu_si512(p + v * 64) : _mm512_maskz_loadu_epi8(k, p + v * vectorBytes);
+            if constexpr (kNibbles) {
+                lo[r][v] = _mm512_and_si512(q, m4);
+                hi[r][v] = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+            } else {
+                lo[r][v] = q;
+            }
+        }
+        d[r] = laneScales<Slots>(p + V * vectorBytes);
+        if constexpr (Type == GgmlType::Q4_1) m[r] = laneScales<Slots>(p + V * vectorBytes + 2 * Slots);
+    }
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) {
+        const unsigned char* a = x + t * tokenBytes;
+        const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float*>(a + activationVectors(Slots) * 64));
+        const __m512i sum = _mm512_loadu_si512(a + activationVectors(Slots) * 64 + 64);
+        // Zero points: Q4_0 weights are u - 8, Q8_0's are stored as u = q + 128.
+        const __m512i start = Type == GgmlType::Q4_0   ? _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(sum, 3))
+                              : Type == GgmlType::Q8_0 ? _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(sum, 7))
+                                                       : _mm512_setzero_si512();
+        __m512i dot[R];
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) dot[r] = start;
+#pragma GCC unroll 8
+        for (int v = 0; v < V; ++v) {
+            const __m512i xl = _mm512_loadu_si512(a + v * 64);
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r) dot[r] = _mm512_dpbusd_epi32(dot[r], lo[r][v], xl);
+            if constexpr (kNibbles) {
+                const __m512i xh = _mm512_loadu_si512(a + (Slots / 4 + v) * 64);
+#pragma GCC unroll 8
+                for (int r = 0; r < R; ++r) dot[r] = _mm512_dpbusd_epi32(dot[r], hi[r][v], xh);
+            }
+        }
+        // Q4_1's minimum: m * dx * (sum of the lane's quants).
+        const __m512 sx = Type == GgmlType::Q4_1 ? _mm512_mul_ps(dx, _mm512_cvtepi32_ps(sum)) : _mm512_setzero_ps();
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+            acc[t][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r]), _mm512_mul_ps(d[r], dx), acc[t][r]);
+            if constexpr (Type == GgmlType::Q4_1) acc[t][r] = _mm512_fmadd_ps(m[r], sx, acc[t][r]);
+        }
+    }
+}
+
+// R rows x T tokens (tokens t0 .. t0 + T - 1) over the whole row.
+template <GgmlType Type, int R, int T>
+void rowsPass(const uint8_t* w, size_t rowBytes, int64_t nb, const LanesActivations& a, int64_t t0, float* y,
+              int64_t yStride) {
+    __m512 acc[T][R];
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t)
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) acc[t][r] = _mm512_setzero_ps();
+    const unsigned char* x = a.base + t0 * a.tokenBytes;
+    forEachLanesGroup(nb, [&](LanesGroup g, int64_t) {
+        if (g.slots == 16)
+            groupProduct<Type, 16, R, T>(w, rowBytes, g.blocks, x, a.tokenBytes, acc);
+        else
+            groupProduct<Type, 4, R, T>(w, rowBytes, g.blocks, x, a.tokenBytes, acc);
+        w += lanesGroupBytes(Type, g);
+        x += activationGroupBytes(g.slots);
+    });
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t)
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) y[(t0 + t) * yStride + r] = _mm512_reduce_add_ps(acc[t][r]);
+}
+
+template <GgmlType Type, int R>
+void rowsAllTokens(const uint8_t* w, size_t rowBytes, int64_t nb, int64_t tokens, const LanesActivations& a, float* y,
+                   int64_t yStride) {
+    for (int64_t t0 = 0; t0 < tokens; t0 += kTokensPerPass) {
+        switch (std::min<int64_t>(kTokensPerPass, tokens - t0)) {
+        case 4: rowsPass<Type, R, 4>(w, rowBytes, nb, a, t0, y, yStride); break;
+        case 3: rowsPass<Type, R, 3>(w, rowBytes, nb, a, t0, y, yStride); break;
+        case 2: rowsPass<Type, R, 2>(w, rowBytes, nb, a, t0, y, yStride); break;
+        default: rowsPass<Type, R, 1>(w, rowBytes, nb, a, t0, y, yStride); break;
+        }
+    }
+}
+
+template <GgmlType Type>
+void lanesRows(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols, const QuantActivations& act, float* y,
+               int64_t yStride) {
+    const int64_t nb = cols / kQK;
+    LanesActivations& a = activationScratch();
+    prepareActivations(act, nb, a);
+    const RowStream stream(w, rows * rowBytes);
+    int64_t r = 0;
+    for (; r + 2 <= rows; r += 2) {
+        stream.ahead(w + r * rowBytes, 2 * rowBytes);
+        rowsAllTokens<Type, 2>(w + r * rowBytes, rowBytes, nb, act.tokens, a, y + r, yStride);
+    }
+    if (r < rows) rowsAllTokens<Type, 1>(w + r * rowBytes, rowBytes, nb, act.tokens, a, y + r, yStride);
+}
+
+}  // namespace
+
+// y[t * yStride + r] for t < act.tokens (1..kMaxTokens) and rows in the lanes
+// layout; false for types or token counts this file does not handle.
+bool rowsLanesAvx512(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
+                     const QuantActivations& act, float* y, int64_t yStride) {
+    if (act.tokens < 1 || act.tokens > kMaxTokens) return false;
+    switch (type) {
+    case GgmlType::Q4_0: lanesRows<GgmlType::Q4_0>(w, rowBytes, rows, cols, act, y, yStride); return true;
+    case GgmlType::Q4_1: lanesRows<GgmlType::Q4_1>(w, rowBytes, rows, cols, act, y, yStride); return true;
+    case GgmlType::Q8_0: lanesRows<GgmlType::Q8_0>(w, rowBytes, rows, cols, act, y, yStride); return true;
+    default: return false;
+    }
+}
+
+}  // namespace kestrel::kernels

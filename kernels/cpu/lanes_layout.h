@@ -1,0 +1,66 @@
+// Internal to kernels/cpu: the "lanes" layout of Q4_0, Q4_1 and Q8_0 rows, made
+// for the decode GEMV (gemv_lanes_avx512.cpp).
+//
+// Why: in GGML's layout a block's scale sits next to its 16 or 32 quants, so a
+// kernel that wants several blocks per vector must gather them with byte
+// permutes, and a 16-lane vector of dot products then covers only 4 blocks (4
+// lanes each): every token pays a float convert, scale and FMA per 4 blocks.
+// Repacked once at load, a group of 16 blocks is stored so that lane l of each
+// 64-byte vector holds 4 quant bytes of block l: the vectors feed vpdpbusd
+// straight from memory, one lane accumulates a whole block, and the float work
+// per token is one convert + scale + FMA per 16 blocks. Measured on Zen 4
+// (docs/PERFORMANCE.md, issue 5): the one-token product ~2.9x faster in cache,
+// four tokens ~1.6x.
+//
+// A row of nb blocks is cut into groups: as many full groups of 16 blocks as
+// fit, then groups of 4 (the last may hold 1-3 blocks). A group of B slots
+// (16 or 4) gives each block L = 16 / B lanes. Its bytes:
+//   quants: V vectors, V = B / 4 (nibbles) or B / 2 (Q8_0), each 4 * L * b
+//           bytes for the b blocks present (64 when full): vector v, lane l,
+//           byte i holds quant byte j = (v * L + l % L) * 4 + i of block l / L.
+//           Nibble bytes keep value j low and j + 16 high; Q8_0 bytes are
+//           stored as u = q + 128 (the kernel's vpdpbusd wants unsigned weights).
+//   d[B] (f16, zero for absent blocks), then m[B] for Q4_1.
+// The row keeps GGML's byte count but for those slot scales of a short last
+// group; lanesRowBytes() says how many.
+#pragma once
+
+#include "ggml_types.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kestrel::kernels {
+
+// The groups of one row, in order.
+struct LanesGroup {
+    int slots;      // B: 16 or 4
+    int blocks;     // b: blocks present (1..slots)
+    int lanesPerBlock() const { return 16 / slots; }
+};
+
+// Visits the groups of a row of `nb` blocks: fn(LanesGroup, firstBlock).
+template <typename Fn>
+void forEachLanesGroup(int64_t nb, Fn&& fn) {
+    int64_t b = 0;
+    for (; b + 16 <= nb; b += 16) fn(LanesGroup{16, 16}, b);
+    for (; b < nb; b += 4) fn(LanesGroup{4, static_cast<int>(nb - b < 4 ? nb - b : 4)}, b);
+}
+
+inline bool isLanesType(GgmlType type) {
+    return type == GgmlType::Q4_0 || type == GgmlType::Q4_1 || type == GgmlType::Q8_0;
+}
+// Quant vectors of a group and bytes each (for `g`'s blocks present); inline
+// so that the kernels, which know the type at compile time, fold them.
+inline int lanesVectors(GgmlType type, LanesGroup g) { return type == GgmlType::Q8_0 ? g.slots / 2 : g.slots / 4; }
+inline int lanesVectorBytes(LanesGroup g) { return 4 * g.lanesPerBlock() * g.blocks; }
+inline int lanesGroupBytes(GgmlType type, LanesGroup g) {
+    return lanesVectors(type, g) * lanesVectorBytes(g) + 2 * g.slots * (type == GgmlType::Q4_1 ? 2 : 1);
+}
+size_t lanesRowBytes(GgmlType type, int64_t cols);
+
+// One row (cols values) from GGML blocks into the lanes layout and back.
+void toLanesRow(GgmlType type, const uint8_t* ggml, int64_t cols, uint8_t* lanes);
+void fromLanesRow(GgmlType type, const uint8_t* lanes, int64_t cols, uint8_t* ggml);
+
+}  // namespace kestrel::kernels
