@@ -7,11 +7,23 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <vector>
 
 namespace kestrel::backend {
 namespace {
+
+// The file pages of a tensor that now lives repacked: dropped from this
+// process (the model file is mapped read-only and private, so a later read
+// would fault them in again from the file) so that a loaded model does not
+// count twice against the machine's memory. Only whole pages inside the range.
+void releaseMappedPages(const void* data, size_t bytes) {
+    const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const auto begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
+    const auto end = (reinterpret_cast<uintptr_t>(data) + bytes) / page * page;
+    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
 
 // A weight's bytes: the model file's (mapped, no copy), or for the types the
 // decode GEMV reads faster in the lanes layout, a copy repacked at load.
@@ -30,8 +42,10 @@ public:
         if (!block.data)
             return Status(ErrorCode::OutOfMemory, "not enough memory to load tensor '" + name() + "' (" +
                                                       std::to_string((bytes >> 20) + 1) + " MiB)");
+        const kernels::WeightMatrix mapped = matrix_;
         matrix_ = kernels::repackForDecode(matrix_, block.data, pool);
         repacked_ = std::move(block.keepAlive);
+        releaseMappedPages(mapped.data, static_cast<size_t>(mapped.rows) * mapped.rowBytes);
         return Status::ok();
     }
 
