@@ -152,6 +152,17 @@ public:
     virtual void embed(const Weight& table, const IndexTensor& ids, Tensor& out) = 0;
     // y[t] = W x[t]; y.rows = x.rows.
     virtual void matmul(const Weight& w, const Tensor& x, Tensor& y) = 0;
+    // Several products of the same x (Q, K and V; gate and up): the results of
+    // one matmul each, which is what the default does. A backend may share the
+    // work on x between them (the CPU quantises it once and runs all rows in
+    // one parallel loop; the CUDA backend fuses neighbouring matmuls anyway).
+    struct MatmulTarget {
+        const Weight* w;
+        Tensor* y;
+    };
+    virtual void matmulShared(const Tensor& x, std::span<const MatmulTarget> targets) {
+        for (const MatmulTarget& t : targets) matmul(*t.w, x, *t.y);
+    }
     // Until the next call, the first `rows` rows of every matmul's x are decode
     // rows: the next token of that many sequences, one each. A backend may
     // compute them apart from the rest so that a sequence's result does not

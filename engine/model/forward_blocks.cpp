@@ -36,9 +36,8 @@ void attentionBlock(Step& st, int il) {
     const ModelConfig& c = st.cfg;
     backend::Backend& be = st.be;
     Scratch& s = st.s;
-    be.matmul(*l.wq, *s.xn, *s.q);
-    be.matmul(*l.wk, *s.xn, *s.k);
-    be.matmul(*l.wv, *s.xn, *s.v);
+    const backend::Backend::MatmulTarget qkv[] = {{l.wq, s.q.get()}, {l.wk, s.k.get()}, {l.wv, s.v.get()}};
+    be.matmulShared(*s.xn, qkv);
     if (l.bq) be.addBias(*s.q, *l.bq);
     if (l.bk) be.addBias(*s.k, *l.bk);
     if (l.bv) be.addBias(*s.v, *l.bv);
@@ -63,8 +62,8 @@ void attentionBlock(Step& st, int il) {
 void gluFfnBlock(Step& st, int il, backend::GluKind kind) {
     const LayerWeights& l = st.w.layers[static_cast<size_t>(il)];
     Scratch& s = st.s;
-    st.be.matmul(*l.ffnGate, *s.xn, *s.gate);
-    st.be.matmul(*l.ffnUp, *s.xn, *s.up);
+    const backend::Backend::MatmulTarget gateUp[] = {{l.ffnGate, s.gate.get()}, {l.ffnUp, s.up.get()}};
+    st.be.matmulShared(*s.xn, gateUp);
     st.be.glu(*s.gate, *s.up, kind, *s.gate);
     st.be.matmul(*l.ffnDown, *s.gate, *s.tmp);
 }

@@ -160,9 +160,11 @@ void matmulFloat(const IsaKernels& k, const WeightMatrix& w, const float* x, int
     });
 }
 
-void matmulInt(const IsaKernels& k, const WeightMatrix& w, const float* x, int64_t tokens, float* y,
-               ThreadPool& pool, bool decodeRows) {
-    const int64_t cp = padCols(w.cols);
+// x (tokens rows of `cols` floats) quantised to int8 into the caller's
+// per-thread buffer: valid until this thread's next call.
+QuantActivations quantizeActivationsFor(const IsaKernels& k, const float* x, int64_t cols, int64_t tokens,
+                                        ThreadPool& pool) {
+    const int64_t cp = padCols(cols);
     ActivationBuffer& ab = callerActivations();
     const size_t qsBytes = static_cast<size_t>(tokens * cp);
     const size_t need = qsBytes + static_cast<size_t>(tokens * cp / 4 + tokens * cp / 16) * sizeof(float) + 128;
@@ -173,11 +175,23 @@ void matmulInt(const IsaKernels& k, const WeightMatrix& w, const float* x, int64
     float* s16 = dx4 + tokens * cp / 4;
     // Quantising is cheap next to the product; split it only when there are several tokens.
     if (tokens >= 8)
-        pool.parallelFor(tokens, [&](int64_t b, int64_t e, int) { k.quantize(x, w.cols, b, e, qs, dx4, s16, cp); });
+        pool.parallelFor(tokens, [&](int64_t b, int64_t e, int) { k.quantize(x, cols, b, e, qs, dx4, s16, cp); });
     else
-        k.quantize(x, w.cols, 0, tokens, qs, dx4, s16, cp);
+        k.quantize(x, cols, 0, tokens, qs, dx4, s16, cp);
     static std::atomic<uint64_t> calls{0};
-    const QuantActivations act{tokens, cp, qs, dx4, s16, nullptr, ++calls};
+    return QuantActivations{tokens, cp, qs, dx4, s16, nullptr, ++calls};
+}
+
+bool takesLanesGemv(const WeightMatrix& w, int64_t tokens, bool decodeRows) {
+    return w.lanes && (tokens == 1 || (decodeRows && tokens <= lanesMaxTokens()));
+}
+
+void matmulInt(const IsaKernels& k, const WeightMatrix& w, const float* x, int64_t tokens, float* y,
+               ThreadPool& pool, bool decodeRows) {
+    const QuantActivations act = quantizeActivationsFor(k, x, w.cols, tokens, pool);
+    ActivationBuffer& ab = callerActivations();
+    const int64_t cp = act.colsPadded;
+    const float* s16 = act.s16;
 
     // Rows straight from the blocks, for one token or a few: chunks are whole
     // groups of 4 rows, the kernels' unit (a ragged chunk would fall back to
@@ -192,7 +206,7 @@ void matmulInt(const IsaKernels& k, const WeightMatrix& w, const float* x, int64
             },
             8);
     };
-    if (w.lanes && (tokens == 1 || (decodeRows && tokens <= lanesMaxTokens()))) {
+    if (takesLanesGemv(w, tokens, decodeRows)) {
         byRowQuads([&](const uint8_t* rows, int64_t n, float* out) {
             rowsLanesAvx512(w.type, rows, w.rowBytes, n, w.cols, act, out, w.rows);
         });
@@ -265,6 +279,34 @@ void matmul(const WeightMatrix& w, const float* x, int64_t tokens, float* y, Thr
 
 void matmulDecode(const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool) {
     matmulWith(activeKernels(), w, x, tokens, y, pool, true);
+}
+
+void matmulDecodeShared(std::span<const SharedProduct> products, const float* x, int64_t tokens, ThreadPool& pool) {
+    constexpr size_t kMaxProducts = 8;
+    bool shared = !products.empty() && products.size() <= kMaxProducts;
+    for (const SharedProduct& p : products)
+        shared = shared && takesLanesGemv(*p.w, tokens, true) && p.w->cols == products[0].w->cols && p.w->rows > 0;
+    if (!shared) {
+        for (const SharedProduct& p : products) matmulDecode(*p.w, x, tokens, p.y, pool);
+        return;
+    }
+    const QuantActivations act = quantizeActivationsFor(activeKernels(), x, products[0].w->cols, tokens, pool);
+    // Products laid end to end in units of 4 rows (as byRowQuads: a chunk never splits a row pair).
+    int64_t start[kMaxProducts + 1] = {0};
+    for (size_t i = 0; i < products.size(); ++i) start[i + 1] = start[i] + (products[i].w->rows + 3) / 4;
+    pool.parallelFor(
+        start[products.size()],
+        [&](int64_t qb, int64_t qe, int) {
+            for (size_t i = 0; i < products.size(); ++i) {
+                const int64_t b = std::max(qb, start[i]), e = std::min(qe, start[i + 1]);
+                if (b >= e) continue;
+                const WeightMatrix& w = *products[i].w;
+                const int64_t r0 = (b - start[i]) * 4, r1 = std::min((e - start[i]) * 4, w.rows);
+                rowsLanesAvx512(w.type, static_cast<const uint8_t*>(w.data) + r0 * w.rowBytes, w.rowBytes, r1 - r0,
+                                w.cols, act, products[i].y + r0, w.rows);
+            }
+        },
+        8);
 }
 
 void matmulFloatActivations(const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool) {

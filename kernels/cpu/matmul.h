@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 namespace kestrel::kernels {
 
@@ -66,6 +67,16 @@ void matmul(const WeightMatrix& w, const float* x, int64_t tokens, float* y, Thr
 // depend on the other rows of the call, but it rounds differently from a
 // one-token call.
 void matmulDecode(const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool);
+
+// Several decode products of the same activations (Q, K and V; gate and up),
+// y of each as matmulDecode would write it, bit for bit. Where all weights are
+// in the lanes layout, x is quantised once and one parallel loop covers every
+// product's rows (one wait for the threads instead of one per product).
+struct SharedProduct {
+    const WeightMatrix* w;
+    float* y;
+};
+void matmulDecodeShared(std::span<const SharedProduct> products, const float* x, int64_t tokens, ThreadPool& pool);
 
 // The same product without int8 activations: each weight tile is dequantised
 // to float and multiplied with the float activations (FMA). A few times slower

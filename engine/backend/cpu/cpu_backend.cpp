@@ -164,6 +164,21 @@ void CpuBackend::embed(const Weight& table, const IndexTensor& idx, Tensor& out)
     for (int64_t t = 0; t < idx.size(); ++t) kernels::weightRowToFloat(w, id[t], data(out) + t * out.cols());
 }
 
+void CpuBackend::matmulShared(const Tensor& x, std::span<const MatmulTarget> targets) {
+    // Only whole decode batches share: mixed steps keep decode and prefill rows apart (see matmul).
+    constexpr size_t kMaxTargets = 4;
+    if (matmulMode_ != MatmulMode::Fast || decodeRows_ < x.rows() || targets.size() > kMaxTargets) {
+        Backend::matmulShared(x, targets);
+        return;
+    }
+    kernels::SharedProduct products[kMaxTargets];
+    for (size_t i = 0; i < targets.size(); ++i) {
+        targets[i].y->setRows(x.rows());
+        products[i] = {&cw(*targets[i].w).matrix(), data(*targets[i].y)};
+    }
+    kernels::matmulDecodeShared({products, targets.size()}, data(x), x.rows(), *pool_);
+}
+
 void CpuBackend::matmul(const Weight& w, const Tensor& x, Tensor& y) {
     y.setRows(x.rows());
     switch (matmulMode_) {
