@@ -10,9 +10,11 @@
 // token in 4x4 register tiles, so a weight row is read from memory once per call
 // however many tokens there are. On AVX-512 VNNI two or more tokens use 16-row
 // panels instead (gemm_panel_avx512.cpp), and one token of Q4_0/Q4_1/Q5_0/Q8_0
-// reads the blocks directly (no unpack); with VBMI so do decode steps of 2-5
-// tokens of Q4_0/Q4_1/Q8_0 (matmulDecode, gemv_avx512vbmi.cpp), each token
-// computed as if alone.
+// reads the blocks directly (no unpack). Q4_0/Q4_1/Q8_0 weights repacked into
+// the lanes layout (repackForDecode, as the CPU backend loads them there) take
+// one token and decode steps of up to 16 (matmulDecode, gemv_lanes_avx512.cpp);
+// in GGML's layout, with VBMI, decode steps of 2-5 tokens take
+// gemv_avx512vbmi.cpp; either computes each token as if alone.
 //
 // Dispatch: AVX-512 VNNI, AVX2+FMA or scalar, chosen once at start-up from
 // cpuid (KESTREL_CPU_ISA=scalar|avx2|avx512 forces a path, for tests).

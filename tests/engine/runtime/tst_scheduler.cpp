@@ -5,10 +5,10 @@
 //
 // Exact comparisons and the CPU kernels: a step's decode rows are computed
 // apart from its prefill rows (kernels::matmulDecode). Up to
-// kernels::matmulExactBatchTokens rows (5 for SmolLM2's Q4_1/Q8_0 on AVX-512
-// VBMI; every count on the scalar ISA) each decode row is bit for bit what it
+// kernels::matmulExactBatchTokens rows (16 for SmolLM2's Q4_1/Q8_0 on AVX-512
+// VNNI, in the lanes layout; every count on the scalar ISA) each decode row is bit for bit what it
 // is alone, so lone streams are the reference for batched ones. Where that
-// count is 1 (AVX2, AVX-512 without VBMI: the one-token GEMV rounds
+// count is 1 (no few-token GEMV for the type on this ISA: the one-token GEMV rounds
 // differently from the multi-row panels, ~1e-5, and int8 re-quantisation of
 // the next layer's activations amplifies it to tenths of a logit), a "stream"
 // is a pair of greedy variants (n = 2), so each of its steps has two decode
