@@ -3,6 +3,7 @@
 // loops in ops.cpp (the clamp in fastExp is control flow to it), and a
 // scalar exp per value was ~4% of a decode step and ~7% of prefill.
 // Same formulas as ops.cpp: exp(x) = 2^i * p(f) with a degree-6 polynomial.
+#include "exp_avx512.h"
 #include "ops.h"
 
 #include <immintrin.h>
@@ -12,22 +13,6 @@
 
 namespace kestrel::kernels {
 namespace {
-
-inline __m512 exp512(__m512 x) {
-    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.0f)), _mm512_set1_ps(88.0f));
-    const __m512 t = _mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f));
-    const __m512 fi = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m512 y = _mm512_mul_ps(_mm512_sub_ps(t, fi), _mm512_set1_ps(0.693147180559945f));
-    __m512 p = _mm512_set1_ps(1.0f / 720.0f);
-    p = _mm512_fmadd_ps(p, y, _mm512_set1_ps(1.0f / 120.0f));
-    p = _mm512_fmadd_ps(p, y, _mm512_set1_ps(1.0f / 24.0f));
-    p = _mm512_fmadd_ps(p, y, _mm512_set1_ps(1.0f / 6.0f));
-    p = _mm512_fmadd_ps(p, y, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, y, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, y, _mm512_set1_ps(1.0f));
-    const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(fi), _mm512_set1_epi32(127)), 23);
-    return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
-}
 
 // g * sigmoid(s) * u
 inline __m512 gated(__m512 g, __m512 s, __m512 u) {
