@@ -122,5 +122,6 @@ void attention(const float* q, int64_t tokens, const int32_t* positions, const K
 // IEEE half conversions (round to nearest even), for caches and tests.
 uint16_t floatToHalf(float f);
 float halfToFloat(uint16_t h);
+void floatsToHalves(const float* src, uint16_t* dst, int64_t n);  // floatToHalf of each, bit for bit
 
 }  // namespace kestrel::kernels

@@ -439,12 +439,8 @@ void storeKv(const float* k, const float* v, int64_t tokens, const int32_t* posi
             std::memcpy(static_cast<float*>(cache.k) + off, k + t * rowWidth, sizeof(float) * rowWidth);
             std::memcpy(static_cast<float*>(cache.v) + off, v + t * rowWidth, sizeof(float) * rowWidth);
         } else {
-            uint16_t* kd = static_cast<uint16_t*>(cache.k) + off;
-            uint16_t* vd = static_cast<uint16_t*>(cache.v) + off;
-            for (int64_t i = 0; i < rowWidth; ++i) {
-                kd[i] = floatToHalf(k[t * rowWidth + i]);
-                vd[i] = floatToHalf(v[t * rowWidth + i]);
-            }
+            floatsToHalves(k + t * rowWidth, static_cast<uint16_t*>(cache.k) + off, rowWidth);
+            floatsToHalves(v + t * rowWidth, static_cast<uint16_t*>(cache.v) + off, rowWidth);
         }
     }
 }
