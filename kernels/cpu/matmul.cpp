@@ -103,17 +103,19 @@ constexpr int64_t kFewTokensMax = 5;
 // a one-token step at 8 tokens, against 3.9-4.5x for the panels.
 constexpr int64_t kLanesMaxTokens = 16;
 
+// KESTREL_GEMV_MAX_TOKENS (clamped to [1, limit]) or `fallback`.
+int64_t gemvMaxTokens(int64_t limit, int64_t fallback) {
+    const char* env = std::getenv("KESTREL_GEMV_MAX_TOKENS");
+    return env ? std::clamp<int64_t>(std::atoi(env), 1, limit) : fallback;
+}
+
 int64_t lanesMaxTokens() {
-    static const int64_t n = std::getenv("KESTREL_GEMV_MAX_TOKENS")
-                                 ? std::clamp<int64_t>(std::atoi(std::getenv("KESTREL_GEMV_MAX_TOKENS")), 1, kLanesMaxTokens)
-                                 : kLanesMaxTokens;
+    static const int64_t n = gemvMaxTokens(kLanesMaxTokens, kLanesMaxTokens);
     return n;
 }
 
 int64_t fewTokensMax() {
-    static const int64_t n = std::getenv("KESTREL_GEMV_MAX_TOKENS")
-                                 ? std::clamp<int64_t>(std::atoi(std::getenv("KESTREL_GEMV_MAX_TOKENS")), 1, 8)
-                                 : kFewTokensMax;
+    static const int64_t n = gemvMaxTokens(8, kFewTokensMax);
     return n;
 }
 
@@ -186,6 +188,28 @@ bool takesLanesGemv(const WeightMatrix& w, int64_t tokens, bool decodeRows) {
     return w.lanes && (tokens == 1 || (decodeRows && tokens <= lanesMaxTokens()));
 }
 
+// Products of weights in the lanes layout with the same activations: one
+// parallel loop over all their rows, laid end to end in units of 4 rows (a
+// chunk never splits a row pair, so a row's result does not depend on the split).
+constexpr size_t kMaxSharedProducts = 8;
+void lanesProducts(std::span<const SharedProduct> products, const QuantActivations& act, ThreadPool& pool) {
+    int64_t start[kMaxSharedProducts + 1] = {0};
+    for (size_t i = 0; i < products.size(); ++i) start[i + 1] = start[i] + (products[i].w->rows + 3) / 4;
+    pool.parallelFor(
+        start[products.size()],
+        [&](int64_t qb, int64_t qe, int) {
+            for (size_t i = 0; i < products.size(); ++i) {
+                const int64_t b = std::max(qb, start[i]), e = std::min(qe, start[i + 1]);
+                if (b >= e) continue;
+                const WeightMatrix& w = *products[i].w;
+                const int64_t r0 = (b - start[i]) * 4, r1 = std::min((e - start[i]) * 4, w.rows);
+                rowsLanesAvx512(w.type, static_cast<const uint8_t*>(w.data) + r0 * w.rowBytes, w.rowBytes, r1 - r0,
+                                w.cols, act, products[i].y + r0, w.rows);
+            }
+        },
+        8);
+}
+
 void matmulInt(const IsaKernels& k, const WeightMatrix& w, const float* x, int64_t tokens, float* y,
                ThreadPool& pool, bool decodeRows) {
     const QuantActivations act = quantizeActivationsFor(k, x, w.cols, tokens, pool);
@@ -207,9 +231,8 @@ void matmulInt(const IsaKernels& k, const WeightMatrix& w, const float* x, int64
             8);
     };
     if (takesLanesGemv(w, tokens, decodeRows)) {
-        byRowQuads([&](const uint8_t* rows, int64_t n, float* out) {
-            rowsLanesAvx512(w.type, rows, w.rowBytes, n, w.cols, act, out, w.rows);
-        });
+        const SharedProduct one{&w, y};
+        lanesProducts({&one, 1}, act, pool);
         return;
     }
     if (!w.lanes && decodeRows && hasFewTokensKernel(k, w.type, tokens)) {
@@ -282,31 +305,14 @@ void matmulDecode(const WeightMatrix& w, const float* x, int64_t tokens, float* 
 }
 
 void matmulDecodeShared(std::span<const SharedProduct> products, const float* x, int64_t tokens, ThreadPool& pool) {
-    constexpr size_t kMaxProducts = 8;
-    bool shared = !products.empty() && products.size() <= kMaxProducts;
+    bool shared = !products.empty() && products.size() <= kMaxSharedProducts;
     for (const SharedProduct& p : products)
         shared = shared && takesLanesGemv(*p.w, tokens, true) && p.w->cols == products[0].w->cols && p.w->rows > 0;
     if (!shared) {
         for (const SharedProduct& p : products) matmulDecode(*p.w, x, tokens, p.y, pool);
         return;
     }
-    const QuantActivations act = quantizeActivationsFor(activeKernels(), x, products[0].w->cols, tokens, pool);
-    // Products laid end to end in units of 4 rows (as byRowQuads: a chunk never splits a row pair).
-    int64_t start[kMaxProducts + 1] = {0};
-    for (size_t i = 0; i < products.size(); ++i) start[i + 1] = start[i] + (products[i].w->rows + 3) / 4;
-    pool.parallelFor(
-        start[products.size()],
-        [&](int64_t qb, int64_t qe, int) {
-            for (size_t i = 0; i < products.size(); ++i) {
-                const int64_t b = std::max(qb, start[i]), e = std::min(qe, start[i + 1]);
-                if (b >= e) continue;
-                const WeightMatrix& w = *products[i].w;
-                const int64_t r0 = (b - start[i]) * 4, r1 = std::min((e - start[i]) * 4, w.rows);
-                rowsLanesAvx512(w.type, static_cast<const uint8_t*>(w.data) + r0 * w.rowBytes, w.rowBytes, r1 - r0,
-                                w.cols, act, products[i].y + r0, w.rows);
-            }
-        },
-        8);
+    lanesProducts(products, quantizeActivationsFor(activeKernels(), x, products[0].w->cols, tokens, pool), pool);
 }
 
 void matmulFloatActivations(const WeightMatrix& w, const float* x, int64_t tokens, float* y, ThreadPool& pool) {
