@@ -9,8 +9,8 @@
 // 64-byte vector holds 4 quant bytes of block l: the vectors feed vpdpbusd
 // straight from memory, one lane accumulates a whole block, and the float work
 // per token is one convert + scale + FMA per 16 blocks. Measured on Zen 4
-// (docs/PERFORMANCE.md, issue 5): the one-token product ~2.9x faster in cache,
-// four tokens ~1.6x.
+// (docs/PERFORMANCE.md, issue 5): one-token products 1.6-2x faster in cache,
+// decode steps of 6-16 tokens half the time of the panels.
 //
 // A row of nb blocks is cut into groups: as many full groups of 16 blocks as
 // fit, then groups of 4 (the last may hold 1-3 blocks). A group of B slots

@@ -191,7 +191,6 @@ bool takesLanesGemv(const WeightMatrix& w, int64_t tokens, bool decodeRows) {
 // Products of weights in the lanes layout with the same activations: one
 // parallel loop over all their rows, laid end to end in units of 4 rows (a
 // chunk never splits a row pair, so a row's result does not depend on the split).
-constexpr size_t kMaxSharedProducts = 8;
 void lanesProducts(std::span<const SharedProduct> products, const QuantActivations& act, ThreadPool& pool) {
     int64_t start[kMaxSharedProducts + 1] = {0};
     for (size_t i = 0; i < products.size(); ++i) start[i + 1] = start[i] + (products[i].w->rows + 3) / 4;

@@ -78,6 +78,7 @@ struct SharedProduct {
     const WeightMatrix* w;
     float* y;
 };
+constexpr size_t kMaxSharedProducts = 8;  // more products than this run one matmulDecode each
 void matmulDecodeShared(std::span<const SharedProduct> products, const float* x, int64_t tokens, ThreadPool& pool);
 
 // The same product without int8 activations: each weight tile is dequantised

@@ -297,12 +297,15 @@ namespace {
 #if defined(__x86_64__) && defined(__GNUC__)
 namespace {
 // 8 values per instruction; a group holding a NaN takes floatToHalf (its canonical NaN).
+// Returns how many values it converted (whole groups of 8).
 [[gnu::target("avx,f16c")]] int64_t floatsToHalvesF16c(const float* src, uint16_t* dst, int64_t n) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         const __m256 v = _mm256_loadu_ps(src + i);
-        if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) break;
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+        if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0)
+            for (int64_t j = i; j < i + 8; ++j) dst[j] = floatToHalf(src[j]);
+        else
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
     }
     return i;
 }
@@ -313,11 +316,7 @@ void floatsToHalves(const float* src, uint16_t* dst, int64_t n) {
     int64_t i = 0;
 #if defined(__x86_64__) && defined(__GNUC__)
     static const bool f16c = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
-    while (f16c && i + 8 <= n) {
-        i += floatsToHalvesF16c(src + i, dst + i, n - i);
-        if (i + 8 <= n)  // stopped at a group with a NaN
-            for (const int64_t end = i + 8; i < end; ++i) dst[i] = floatToHalf(src[i]);
-    }
+    if (f16c) i = floatsToHalvesF16c(src, dst, n);
 #endif
     for (; i < n; ++i) dst[i] = floatToHalf(src[i]);
 }

@@ -166,12 +166,11 @@ void CpuBackend::embed(const Weight& table, const IndexTensor& idx, Tensor& out)
 
 void CpuBackend::matmulShared(const Tensor& x, std::span<const MatmulTarget> targets) {
     // Only whole decode batches share: mixed steps keep decode and prefill rows apart (see matmul).
-    constexpr size_t kMaxTargets = 4;
-    if (matmulMode_ != MatmulMode::Fast || decodeRows_ < x.rows() || targets.size() > kMaxTargets) {
+    if (matmulMode_ != MatmulMode::Fast || decodeRows_ < x.rows() || targets.size() > kernels::kMaxSharedProducts) {
         Backend::matmulShared(x, targets);
         return;
     }
-    kernels::SharedProduct products[kMaxTargets];
+    kernels::SharedProduct products[kernels::kMaxSharedProducts];
     for (size_t i = 0; i < targets.size(); ++i) {
         targets[i].y->setRows(x.rows());
         products[i] = {&cw(*targets[i].w).matrix(), data(*targets[i].y)};
