@@ -108,6 +108,10 @@ struct TensorInfo {
     uint64_t elements = 0;
     uint64_t bytes = 0;
     const uint8_t* data = nullptr;  // into the mapping, valid for `bytes`
+    // data lies in a read-only private file mapping (GgufFile): its pages may be
+    // dropped and are read again from the file. False for bytes held in memory
+    // (tests, tools), which dropping would zero.
+    bool fileMapped = false;
 
     uint64_t rowLength() const { return dims.empty() ? 1 : dims[0]; }
     uint64_t rows() const { return rowLength() ? elements / rowLength() : 0; }

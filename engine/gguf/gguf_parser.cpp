@@ -337,6 +337,7 @@ Status GgufParser::placeTensor(TensorInfo& info) {
                     "data " + rangeText(begin, end) + " ends past the end of the file (" +
                         std::to_string(cur_.size()) + " bytes)");
     info.data = data_ + begin;
+    info.fileMapped = true;  // GgufParser reads GgufFile's mapping only
     return Status::ok();
 }
 

@@ -17,7 +17,9 @@ namespace {
 // The file pages of a tensor that now lives repacked: dropped from this
 // process (the model file is mapped read-only and private, so a later read
 // would fault them in again from the file) so that a loaded model does not
-// count twice against the machine's memory. Only whole pages inside the range.
+// count twice against the machine's memory. Only whole pages inside the range,
+// and only for GgufFile's mapping: on memory a caller owns, DONTNEED zeroes it
+// (the CUDA checks, which upload the same bytes to both backends, read zeros).
 void releaseMappedPages(const void* data, size_t bytes) {
     const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
     const auto begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
@@ -31,7 +33,7 @@ class CpuWeight final : public Weight {
 public:
     CpuWeight(const gguf::TensorInfo& info, size_t rowBytes)
         : Weight(info.name, info.type, static_cast<int64_t>(info.rows()), static_cast<int64_t>(info.rowLength())),
-          matrix_{type(), info.data, rows(), cols(), rowBytes} {}
+          matrix_{type(), info.data, rows(), cols(), rowBytes}, fileMapped_(info.fileMapped) {}
     int device() const override { return -1; }
     const kernels::WeightMatrix& matrix() const { return matrix_; }
     const float* f32() const { return static_cast<const float*>(matrix_.data); }
@@ -45,13 +47,14 @@ public:
         const kernels::WeightMatrix mapped = matrix_;
         matrix_ = kernels::repackForDecode(matrix_, block.data, pool);
         repacked_ = std::move(block.keepAlive);
-        releaseMappedPages(mapped.data, static_cast<size_t>(mapped.rows) * mapped.rowBytes);
+        if (fileMapped_) releaseMappedPages(mapped.data, static_cast<size_t>(mapped.rows) * mapped.rowBytes);
         return Status::ok();
     }
 
 private:
     kernels::WeightMatrix matrix_;
     std::shared_ptr<void> repacked_;  // the arena chunk holding the repacked rows
+    bool fileMapped_;                 // the original rows may be dropped once repacked
 };
 
 class CpuTensor final : public Tensor {

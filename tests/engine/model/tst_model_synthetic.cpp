@@ -14,6 +14,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <random>
+#include <vector>
+
 using namespace kestrel;
 
 class TestModelSynthetic : public QObject {
@@ -117,6 +120,32 @@ private slots:
                 next = test::argmax(logits.data(), vocab);
             }
         }
+    }
+
+    // Weight bytes a caller holds in memory (not GgufFile's mapping) are as they
+    // were after the CPU backend has repacked them: it used to drop the pages of
+    // every repacked tensor, which zeroes anonymous memory (the CUDA checks, which
+    // hand the same bytes to both backends, then compared against zeros).
+    void uploadLeavesCallerBytesIntact() {
+        gguf::TensorInfo info;
+        info.name = "blk.0.ffn_down.weight";
+        info.type = GgmlType::Q4_0;
+        info.dims = {4096, 64};
+        info.elements = 4096 * 64;
+        info.bytes = 64 * (4096 / 32) * 18;  // 144 KiB: whole pages inside, as a DONTNEED would take
+        std::vector<uint8_t> bytes(info.bytes);
+        std::mt19937 rng(7);
+        for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+        for (size_t b = 0; b < bytes.size(); b += 18) {  // each block's f16 scale: 1.0
+            bytes[b] = 0x00;
+            bytes[b + 1] = 0x3c;
+        }
+        const std::vector<uint8_t> before = bytes;
+        info.data = bytes.data();
+        backend::CpuBackend be(2);
+        auto w = be.uploadWeight(info);
+        QVERIFY2(w.isOk(), w.status().toString().c_str());
+        QVERIFY2(bytes == before, "uploading a weight changed the caller's bytes");
     }
 };
 
