@@ -17,4 +17,14 @@ Status Backend::downloadTop(const Tensor& src, int32_t k, std::span<TopLogit> ou
     return Status::ok();
 }
 
+Result<std::vector<std::unique_ptr<IndexTensor>>> Backend::createIndexTensors(std::span<const int64_t> capacities) {
+    std::vector<std::unique_ptr<IndexTensor>> out;
+    for (int64_t c : capacities) {
+        auto t = createIndexTensor(c);
+        if (!t) return t.status();
+        out.push_back(std::move(t).value());
+    }
+    return out;
+}
+
 }  // namespace kestrel::backend

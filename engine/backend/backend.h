@@ -25,6 +25,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace kestrel::backend {
 
@@ -137,6 +138,12 @@ public:
 
     virtual Result<std::unique_ptr<Tensor>> createTensor(int64_t capacityRows, int64_t cols) = 0;
     virtual Result<std::unique_ptr<IndexTensor>> createIndexTensor(int64_t capacity) = 0;
+    // Index tensors uploaded together before every step (its ids, positions,
+    // sequence rows and block tables): a backend may place them side by side so
+    // that their uploads become one transfer (the CUDA backend does: four
+    // copies were ~26 us of a 510 us SmolLM2 step). The default makes them one
+    // by one.
+    virtual Result<std::vector<std::unique_ptr<IndexTensor>>> createIndexTensors(std::span<const int64_t> capacities);
     virtual Result<std::unique_ptr<runtime::KvCache>> createKvCache(const runtime::KvCacheSpec& spec) = 0;
 
     // Host <-> backend transfers (the only host-visible points of a step).

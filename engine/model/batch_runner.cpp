@@ -1,6 +1,7 @@
 #include "batch_runner.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace kestrel::model {
 
@@ -53,17 +54,12 @@ Result<std::unique_ptr<BatchRunner>> BatchRunner::create(std::shared_ptr<const L
         if (!t) return t.status();
         *w.t = std::move(t).value();
     }
-    struct WantIdx {
-        std::unique_ptr<backend::IndexTensor>* t;
-        int64_t size;
-    };
-    const WantIdx idx[] = {{&s.ids, b}, {&s.positions, b}, {&s.seqRows, b},
-                           {&s.tables, static_cast<int64_t>(r->maxSeqs_) * s.tableWidth}};
-    for (const WantIdx& w : idx) {
-        auto t = be.createIndexTensor(w.size);
-        if (!t) return t.status();
-        *w.t = std::move(t).value();
-    }
+    // Uploaded together before every step (in this order, see step()).
+    const int64_t sizes[] = {b, b, b, static_cast<int64_t>(r->maxSeqs_) * s.tableWidth};
+    auto idx = be.createIndexTensors(sizes);
+    if (!idx) return idx.status();
+    std::unique_ptr<backend::IndexTensor>* targets[] = {&s.ids, &s.positions, &s.seqRows, &s.tables};
+    for (size_t i = 0; i < std::size(targets); ++i) *targets[i] = std::move(idx.value()[i]);
     r->ids_.reserve(static_cast<size_t>(b));
     r->positions_.reserve(static_cast<size_t>(b));
     r->seqRows_.reserve(static_cast<size_t>(b));

@@ -6,6 +6,7 @@
 #include "ops.h"  // kernels/cpu: ropeFrequencies, the host reference of RoPE's scaling
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -46,6 +47,12 @@ cuda::KvDev kvDev(runtime::KvCache& kv, int layer, const KvBatch& batch) {
     return d;
 }
 
+// Values an index tensor of this capacity takes in its group (CudaIndexTensor::span).
+int64_t indexSpan(int64_t capacity) {
+    constexpr int64_t a = CudaIndexTensor::kIndexAlign;
+    return (capacity + a - 1) / a * a;
+}
+
 // Writing a tensor invalidates its int8 form.
 void written(const Tensor& t) { const_cast<CudaTensor&>(ct(t)).q8Rows = -1; }
 
@@ -67,8 +74,8 @@ CudaTensor::~CudaTensor() {
     cudaFreeHost(pinned);
     cudaFreeHost(topPinned);
 }
-CudaIndexTensor::~CudaIndexTensor() {
-    cudaFree(data);
+IndexMemory::~IndexMemory() {
+    cudaFree(dev);
     cudaFreeHost(pinned);
 }
 
@@ -87,6 +94,14 @@ CudaBackend::~CudaBackend() {
                      static_cast<long long>(stats_.replays), static_cast<long long>(stats_.timedReplays),
                      stats_.timedReplays ? 1000.0 * stats_.replayGpuMs / static_cast<double>(stats_.timedReplays) : 0.0,
                      static_cast<long long>(stats_.captures), static_cast<long long>(stats_.eager));
+    if (statsWanted() && host_.steps > 0) {
+        const double n = static_cast<double>(host_.steps);
+        std::fprintf(stderr,
+                     "cuda host per step (%lld steps, us): waiting %.1f, caller %.1f, recording %.1f, matching %.1f, "
+                     "launching %.1f\n",
+                     static_cast<long long>(host_.steps), host_.waiting / n, host_.caller / n, host_.recording / n,
+                     host_.matching / n, host_.launching / n);
+    }
     clearGraphs();
     for (auto& r : ropeTables_) cudaFree(r.dev);
     cudaFree(decodeSync_);
@@ -107,14 +122,35 @@ Result<std::unique_ptr<Tensor>> CudaBackend::createTensor(int64_t capacityRows, 
 }
 
 Result<std::unique_ptr<IndexTensor>> CudaBackend::createIndexTensor(int64_t capacity) {
-    if (capacity <= 0) return Status(ErrorCode::InvalidArgument, "index tensor size must be positive");
+    auto made = createIndexTensors(std::span<const int64_t>(&capacity, 1));
+    if (!made) return made.status();
+    return std::move(made.value().front());
+}
+
+Result<std::vector<std::unique_ptr<IndexTensor>>> CudaBackend::createIndexTensors(std::span<const int64_t> capacities) {
+    int64_t total = 0;
+    for (int64_t c : capacities) {
+        if (c <= 0) return Status(ErrorCode::InvalidArgument, "index tensor size must be positive");
+        total += indexSpan(c);
+    }
     cudaSetDevice(device_);
-    auto t = std::make_unique<CudaIndexTensor>(capacity, device_);
-    const size_t bytes = sizeof(int32_t) * static_cast<size_t>(capacity);
-    if (cudaError_t e = cudaMalloc(&t->data, bytes); e != cudaSuccess) return cudaStatus(e, "allocating an index tensor");
-    if (cudaError_t e = cudaMallocHost(&t->pinned, bytes); e != cudaSuccess)
+    auto memory = std::make_shared<IndexMemory>();
+    const size_t bytes = sizeof(int32_t) * static_cast<size_t>(total);
+    if (cudaError_t e = cudaMalloc(&memory->dev, bytes); e != cudaSuccess) return cudaStatus(e, "allocating index tensors");
+    if (cudaError_t e = cudaMallocHost(&memory->pinned, bytes); e != cudaSuccess)
         return cudaStatus(e, "allocating pinned host memory");
-    return std::unique_ptr<IndexTensor>(std::move(t));
+    std::vector<std::unique_ptr<IndexTensor>> out;
+    int64_t at = 0;
+    for (int64_t c : capacities) {
+        auto t = std::make_unique<CudaIndexTensor>(c, device_);
+        t->memory = memory;
+        t->data = memory->dev + at;
+        t->pinned = memory->pinned + at;
+        t->span = indexSpan(c);
+        at += t->span;
+        out.push_back(std::move(t));
+    }
+    return out;
 }
 
 Status CudaBackend::upload(IndexTensor& dst, std::span<const int32_t> values) {
@@ -129,15 +165,22 @@ Status CudaBackend::upload(IndexTensor& dst, std::span<const int32_t> values) {
         inFlight_ = false;
     }
     if (!error_.isOk()) return error_;
+    if (statsWanted() && ops_.empty() && resultAt_ != HostClock::time_point{}) {
+        host_.caller += usSince(resultAt_);
+        resultAt_ = {};
+        firstUploadAt_ = HostClock::now();
+    }
     auto& t = static_cast<CudaIndexTensor&>(dst);
     std::memcpy(t.pinned, values.data(), values.size_bytes());
     setIndexSize(dst, static_cast<int64_t>(values.size()));
-    // The copy covers the whole capacity so the op (and a graph holding it) is
-    // the same whatever the size; stale tail values are never read.
+    // The copy covers the whole span so the op (and a graph holding it) is the
+    // same whatever the size; stale tail values are never read. Neighbouring
+    // tensors' uploads join into one copy (execute()).
     Op op = Op::make(OpKind::Upload);
     op.p[0] = t.data;
     op.p[1] = t.pinned;
-    op.n0 = static_cast<int64_t>(sizeof(int32_t)) * t.capacity();
+    op.n0 = static_cast<int64_t>(sizeof(int32_t)) * t.span;
+    op.p[2] = t.memory.get();  // only parts of one allocation may join (a copy cannot cross two)
     record(op);
     return Status::ok();
 }
@@ -169,9 +212,7 @@ Status CudaBackend::download(const Tensor& src, std::span<float> out) {
     }
     KESTREL_RETURN_IF_ERROR(check(cudaMemcpyAsync(t.pinned, t.data, out.size_bytes(), cudaMemcpyDeviceToHost, stream_),
                                   "downloading a tensor"));
-    KESTREL_RETURN_IF_ERROR(check(cudaStreamSynchronize(stream_), "running the step"));
-    inFlight_ = false;
-    if (!error_.isOk()) return error_;
+    KESTREL_RETURN_IF_ERROR(waitForResult("running the step"));
     std::memcpy(out.data(), t.pinned, out.size_bytes());
     return Status::ok();
 }
@@ -190,11 +231,21 @@ Status CudaBackend::downloadTop(const Tensor& src, int32_t k, std::span<TopLogit
     static_assert(sizeof(TopLogit) == sizeof(float2), "TopLogit is the kernel's (value, id bits) pair");
     KESTREL_RETURN_IF_ERROR(check(cudaMemcpyAsync(t.topPinned, t.top, out.size_bytes(), cudaMemcpyDeviceToHost, stream_),
                                   "downloading the top-k selection"));
-    KESTREL_RETURN_IF_ERROR(check(cudaStreamSynchronize(stream_), "running the step"));
-    inFlight_ = false;
-    if (!error_.isOk()) return error_;
+    KESTREL_RETURN_IF_ERROR(waitForResult("running the step"));
     std::memcpy(out.data(), t.topPinned, out.size_bytes());
     return Status::ok();
+}
+
+Status CudaBackend::waitForResult(const char* what) {
+    const bool timed = statsWanted();
+    const HostClock::time_point start = timed ? HostClock::now() : HostClock::time_point{};
+    KESTREL_RETURN_IF_ERROR(check(cudaStreamSynchronize(stream_), what));
+    inFlight_ = false;
+    if (timed) {
+        host_.waiting += usSince(start);
+        resultAt_ = HostClock::now();
+    }
+    return error_;
 }
 
 Status CudaBackend::synchronize() {
@@ -280,7 +331,7 @@ void CudaBackend::rmsNorm(const Tensor& x, const Weight& gamma, float eps, Tenso
 const CudaBackend::RopeTable* CudaBackend::ropeTable(const RopeParams& p) {
     // Layers share a handful of parameter sets: look them up before computing 64 pow()s per call.
     const uintptr_t ff = reinterpret_cast<uintptr_t>(p.freqFactors);
-    std::vector<float> key{float(p.dims), p.base, p.freqScale, p.neox ? 1.0f : 0.0f, float(int(p.scaling)), p.factor,
+    const std::array<float, 16> key{float(p.dims), p.base, p.freqScale, p.neox ? 1.0f : 0.0f, float(int(p.scaling)), p.factor,
                            p.lowFreqFactor, p.highFreqFactor, p.originalContext, p.yarnBetaFast, p.yarnBetaSlow,
                            p.yarnExtFactor, p.attnFactor, float(ff & 0xffffffu), float((ff >> 24) & 0xffffffu),
                            float(ff >> 48)};
@@ -305,7 +356,7 @@ const CudaBackend::RopeTable* CudaBackend::ropeTable(const RopeParams& p) {
     for (const RopeTable& r : ropeTables_)
         if (r.key == freq && r.mscale == mscale) return &r;
     RopeTable r;
-    r.params = std::move(key);
+    r.params = key;
     r.key = freq;
     r.mscale = mscale;
     if (!check(cudaMalloc(&r.dev, sizeof(float) * freq.size()), "allocating RoPE frequencies").isOk()) return nullptr;

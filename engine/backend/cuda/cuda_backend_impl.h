@@ -3,6 +3,8 @@
 
 #include "cuda_objects.h"
 
+#include <array>
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -18,6 +20,7 @@ public:
     Result<std::unique_ptr<Weight>> uploadWeight(const gguf::TensorInfo& info) override;
     Result<std::unique_ptr<Tensor>> createTensor(int64_t capacityRows, int64_t cols) override;
     Result<std::unique_ptr<IndexTensor>> createIndexTensor(int64_t capacity) override;
+    Result<std::vector<std::unique_ptr<IndexTensor>>> createIndexTensors(std::span<const int64_t> capacities) override;
     Result<std::unique_ptr<runtime::KvCache>> createKvCache(const runtime::KvCacheSpec& spec) override;
 
     Status upload(IndexTensor& dst, std::span<const int32_t> values) override;
@@ -85,7 +88,7 @@ private:
     bool graphsEnabled_ = true;
     bool inFlight_ = false;  // work launched since the last synchronisation
     struct RopeTable {
-        std::vector<float> params;  // the RopeParams bytes this table was made for
+        std::array<float, 16> params{};  // the RopeParams this table was made for (no allocation per lookup)
         std::vector<float> key;
         float* dev = nullptr;
         float mscale = 1.0f;
@@ -100,6 +103,22 @@ private:
     cudaEvent_t replayEvents_[2] = {};
     bool replayTimed_ = false;
     void timeReplay(bool start);
+    // KESTREL_CUDA_STATS=1 also splits the host's time per step (there is no
+    // host profiler on the GPU machine): what it spends blocked on a result,
+    // in its caller until the next step's first upload (sampler, scheduler),
+    // while the model records the step's ops, finding the step's graph, and in
+    // cudaGraphLaunch. Microseconds, summed over the steps.
+    using HostClock = std::chrono::steady_clock;
+    struct HostTimes {
+        double waiting = 0, caller = 0, recording = 0, matching = 0, launching = 0;
+        int64_t steps = 0;
+    };
+    HostTimes host_;
+    HostClock::time_point resultAt_{}, firstUploadAt_{};
+    static double usSince(HostClock::time_point t) {
+        return std::chrono::duration<double, std::micro>(HostClock::now() - t).count();
+    }
+    Status waitForResult(const char* what);  // synchronises the stream (timed under KESTREL_CUDA_STATS)
 
     // KESTREL_CUDA_PROFILE=1: every step runs eagerly with an event pair around
     // each (fused) launch; the per-kernel table is printed when the backend is

@@ -119,7 +119,7 @@ size_t launchDecodeRun(const std::vector<Op>& ops, size_t i, unsigned* sync, cud
     return used;
 }
 
-// KESTREL_CUDA_SKIP=norm,quant,attn,rope leaves those ops out of every step: the
+// KESTREL_CUDA_SKIP=norm,quant,attn,rope,upload,copy leaves those ops out of every step: the
 // results are wrong (stale buffers, still finite), the time says what the ops
 // cost on the step's critical path (a diagnostic for graph replay, where
 // per-kernel events do not exist; docs/PERFORMANCE.md has its readings).
@@ -129,7 +129,9 @@ bool skippedForTiming(const Op& op) {
         return std::string(v ? v : "");
     }();
     if (skip.empty()) return false;
-    const char* cat = op.kind == OpKind::RmsNorm || op.kind == OpKind::Add ? "norm"
+    const char* cat = op.kind == OpKind::Upload                             ? "upload"
+                      : op.kind == OpKind::CopyRows                         ? "copy"
+                      : op.kind == OpKind::RmsNorm || op.kind == OpKind::Add ? "norm"
                       : op.kind == OpKind::Quantize                         ? "quant"
                       : op.kind == OpKind::Attention                        ? "attn"
                       : op.kind == OpKind::Rope || op.kind == OpKind::StoreKv ? "rope"
@@ -185,6 +187,13 @@ Status CudaBackend::flush() {
     }
     cudaSetDevice(device_);
     ++useCounter_;
+    const bool timed = statsWanted() && firstUploadAt_ != HostClock::time_point{};
+    HostClock::time_point mark{};
+    if (timed) {
+        host_.recording += usSince(firstUploadAt_);
+        firstUploadAt_ = {};
+        mark = HostClock::now();
+    }
     if (graphsEnabled_ && !profiling_) {
         for (Graph& g : graphs_) {
             if (!sameOps(g.ops, ops_)) continue;
@@ -193,7 +202,15 @@ Status CudaBackend::flush() {
             ++stats_.replays;
             inFlight_ = true;
             timeReplay(true);
+            if (timed) {
+                host_.matching += usSince(mark);
+                mark = HostClock::now();
+            }
             const cudaError_t e = cudaGraphLaunch(g.exec, stream_);
+            if (timed) {
+                host_.launching += usSince(mark);
+                ++host_.steps;
+            }
             timeReplay(false);
             return check(e, "launching a step graph");
         }
@@ -292,10 +309,21 @@ void CudaBackend::execute(const std::vector<Op>& ops) {
             cudaEventRecord(evStart, s);
         }
         switch (op.kind) {
-        case OpKind::Upload:
+        case OpKind::Upload: {
             label = "upload (H2D)";
-            cudaMemcpyAsync(const_cast<void*>(op.p[0]), op.p[1], static_cast<size_t>(op.n0), cudaMemcpyHostToDevice, s);
+            // Tensors placed side by side (createIndexTensors) go in one copy: each
+            // copy is a DMA round trip of several microseconds on the step's path.
+            auto* dst = static_cast<char*>(const_cast<void*>(op.p[0]));
+            const auto* src = static_cast<const char*>(op.p[1]);
+            size_t bytes = static_cast<size_t>(op.n0);
+            while (i + 1 < n && ops[i + 1].kind == OpKind::Upload && ops[i + 1].p[2] == op.p[2] &&
+                   ops[i + 1].p[0] == dst + bytes && ops[i + 1].p[1] == src + bytes && !skippedForTiming(ops[i + 1])) {
+                bytes += static_cast<size_t>(ops[i + 1].n0);
+                ++i;
+            }
+            cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s);
             break;
+        }
         case OpKind::CopyRows:
             label = "copyRows (D2D)";
             cudaMemcpyAsync(const_cast<void*>(op.p[0]), op.p[1], static_cast<size_t>(op.n0), cudaMemcpyDeviceToDevice, s);

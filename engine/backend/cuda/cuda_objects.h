@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <memory>
 #include <vector>
 
 namespace kestrel::backend::cudaimpl {
@@ -55,13 +56,25 @@ private:
     int device_;
 };
 
+// Device and pinned host memory of one or more index tensors placed side by
+// side (Backend::createIndexTensors); freed with the last of them.
+struct IndexMemory {
+    int32_t* dev = nullptr;
+    int32_t* pinned = nullptr;
+    ~IndexMemory();
+};
+
 class CudaIndexTensor final : public IndexTensor {
 public:
     CudaIndexTensor(int64_t capacity, int device) : IndexTensor(capacity), device_(device) {}
-    ~CudaIndexTensor() override;
     int device() const override { return device_; }
-    int32_t* data = nullptr;
-    int32_t* pinned = nullptr;
+    std::shared_ptr<IndexMemory> memory;
+    int32_t* data = nullptr;    // this tensor's part of memory->dev
+    int32_t* pinned = nullptr;  // and of memory->pinned
+    // Values an upload copies: the capacity rounded up to kIndexAlign, so a
+    // neighbour's part starts where this one's copy ends.
+    int64_t span = 0;
+    static constexpr int64_t kIndexAlign = 16;
 
 private:
     int device_;
