@@ -170,6 +170,18 @@ public:
     virtual void matmulShared(const Tensor& x, std::span<const MatmulTarget> targets) {
         for (const MatmulTarget& t : targets) matmul(*t.w, x, *t.y);
     }
+    // Skipping the recording of a step seen before. A caller that records the
+    // same ops whenever `shape` is the same (BatchRunner: its identity and the
+    // step's batch shape; only the uploaded values differ) asks, after the
+    // step's uploads, whether the backend still holds what it recorded last
+    // time for that shape; if so (true) it records nothing more and goes on to
+    // the step's download, which runs the held step. The CUDA backend holds
+    // steps as graphs: recording a decode step's ~500 ops took 30-45 us of host
+    // time per token on the critical path. The default holds nothing.
+    virtual bool replayStep(std::span<const int64_t> shape) {
+        (void)shape;
+        return false;
+    }
     // Until the next call, the first `rows` rows of every matmul's x are decode
     // rows: the next token of that many sequences, one each. A backend may
     // compute them apart from the rest so that a sequence's result does not

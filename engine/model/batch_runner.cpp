@@ -1,6 +1,7 @@
 #include "batch_runner.h"
 
 #include <algorithm>
+#include <atomic>
 #include <iterator>
 
 namespace kestrel::model {
@@ -25,6 +26,8 @@ Result<std::unique_ptr<BatchRunner>> BatchRunner::create(std::shared_ptr<const L
     if (ks.layers != c.nLayer || ks.kvHeads != c.nHeadKv || ks.headDim != c.headDim)
         return Status(ErrorCode::InvalidArgument, "batch runner: the KV cache was made for another model shape");
     auto r = std::unique_ptr<BatchRunner>(new BatchRunner());
+    static std::atomic<int64_t> runners{0};
+    r->id_ = ++runners;  // never reused, unlike an address: a held step must not pass to a later runner
     r->model_ = model;
     r->be_ = &be;
     r->kv_ = &kv;
@@ -105,13 +108,17 @@ Status BatchRunner::validate(std::span<const SeqChunk> chunks) const {
     return Status::ok();
 }
 
-Status BatchRunner::project(int64_t row, int64_t count, StepLogits& out, size_t slot) {
+Status BatchRunner::project(int64_t row, int64_t count, StepLogits& out, size_t slot, bool recorded) {
     const ModelConfig& c = model_->config();
-    be_->copyRows(*scratch_.x, row, count, *lastRows_);
-    // The step's decode rows are its first rows, so they lead any run that contains them.
-    be_->setDecodeRows(std::clamp<int64_t>(decodeRows_ - row, 0, count));
-    be_->matmul(*model_->weights().output, *lastRows_, *logits_);
-    if (c.finalSoftcap > 0.0f) be_->softcap(*logits_, c.finalSoftcap);
+    if (recorded) {
+        logits_->setRows(count);  // what recording the projection would have set (the download checks it)
+    } else {
+        be_->copyRows(*scratch_.x, row, count, *lastRows_);
+        // The step's decode rows are its first rows, so they lead any run that contains them.
+        be_->setDecodeRows(std::clamp<int64_t>(decodeRows_ - row, 0, count));
+        be_->matmul(*model_->weights().output, *lastRows_, *logits_);
+        if (c.finalSoftcap > 0.0f) be_->softcap(*logits_, c.finalSoftcap);
+    }
     const auto n = static_cast<size_t>(count);
     if (out.topK > 0)
         return be_->downloadTop(*logits_, out.topK, std::span<TopLogit>(out.top).subspan(slot * size_t(out.topK), n * size_t(out.topK)));
@@ -172,20 +179,38 @@ Status BatchRunner::step(std::span<const SeqChunk> chunks, StepLogits& out) {
     while (decodeRows_ < static_cast<int64_t>(chunks.size()) && chunks[size_t(decodeRows_)].tokens.size() == 1 &&
            chunks[size_t(decodeRows_)].logits == LogitsWanted::Last)
         ++decodeRows_;
-    be_->setDecodeRows(decodeRows_);
-    Step st{*be_, c, model_->weights(), s, *kv_};
-    model_->arch().forward(st);
-
     // Runs of adjacent wanted rows, at most logitRows_ per projection.
+    runs_.clear();
     for (size_t i = 0; i < wanted.size();) {
         size_t j = i + 1;
         while (j < wanted.size() && wanted[j] == wanted[j - 1] + 1 && static_cast<int>(j - i) < logitRows_) ++j;
-        const Status projected = project(wanted[i], static_cast<int64_t>(j - i), out, i);
+        runs_.push_back({i, j});
+        i = j;
+    }
+    // The ops recorded below depend on this runner and on the step's shape only
+    // (token ids, positions and block tables travel as uploaded values), so a
+    // backend holding the same shape's step may run it without the recording.
+    // One projection only: the held step ends at its download.
+    bool recorded = false;
+    if (runs_.size() == 1) {
+        shape_.assign({id_, decodeRows_, out.topK, static_cast<int64_t>(wanted.size())});
+        for (const SeqChunk& ch : chunks) {
+            shape_.push_back(static_cast<int64_t>(ch.tokens.size()));
+            shape_.push_back(static_cast<int64_t>(ch.logits));
+        }
+        recorded = be_->replayStep(shape_);
+    }
+    if (!recorded) {
+        be_->setDecodeRows(decodeRows_);
+        Step st{*be_, c, model_->weights(), s, *kv_};
+        model_->arch().forward(st);
+    }
+    for (const auto& [i, j] : runs_) {
+        const Status projected = project(wanted[i], static_cast<int64_t>(j - i), out, i, recorded);
         if (!projected.isOk()) {
             be_->setDecodeRows(0);
             return projected;
         }
-        i = j;
     }
     be_->setDecodeRows(0);
     return Status::ok();

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace kestrel::model {
@@ -83,8 +84,9 @@ public:
 private:
     BatchRunner() = default;
     Status validate(std::span<const SeqChunk> chunks) const;
-    // Logits of rows [row, row + count) of the step into wanted rows [slot, slot + count) of `out`.
-    Status project(int64_t row, int64_t count, StepLogits& out, size_t slot);
+    // Logits of rows [row, row + count) of the step into wanted rows [slot, slot + count) of `out`;
+    // `recorded`: the backend replays a held step (replayStep) that already projects them.
+    Status project(int64_t row, int64_t count, StepLogits& out, size_t slot, bool recorded);
 
     std::shared_ptr<const LoadedModel> model_;
     backend::Backend* be_ = nullptr;
@@ -93,6 +95,9 @@ private:
     std::unique_ptr<backend::Tensor> lastRows_, logits_;
     std::vector<int32_t> ids_, positions_, seqRows_, tables_;
     std::vector<int64_t> wanted_;  // rows whose logits return, ascending
+    std::vector<std::pair<size_t, size_t>> runs_;  // [begin, end) of wanted_ per projection
+    std::vector<int64_t> shape_;                   // the step's Backend::replayStep shape
+    int64_t id_ = 0;                               // this runner in replayStep shapes
     int maxTokens_ = 0, maxSeqs_ = 0, logitRows_ = 0;
     int64_t decodeRows_ = 0;  // this step's leading decode rows (backend::Backend::setDecodeRows)
     int64_t maxPositions_ = 0;

@@ -444,7 +444,10 @@ void CudaBackend::attention(const Tensor& q, runtime::KvCache& kv, int layer, co
     if (!ot.attnScratch || ot.attnScratchFloats < needFor(tokens)) {
         int64_t need = 0;
         for (int64_t t = 1; t <= std::max(ot.capacityRows(), tokens); ++t) need = std::max(need, needFor(t));
-        if (ot.attnScratch) cudaFree(ot.attnScratch);  // synchronises: no step in flight still reads it
+        if (ot.attnScratch) {
+            cudaFree(ot.attnScratch);  // synchronises: no step in flight still reads it
+            clearGraphs();             // but a held graph would (replayStep does not look at the ops)
+        }
         ot.attnScratch = nullptr;
         ot.attnScratchFloats = 0;
         if (!check(cudaMalloc(&ot.attnScratch, sizeof(float) * static_cast<size_t>(need)), "allocating attention scratch").isOk())

@@ -6,6 +6,7 @@
 #include <array>
 #include <chrono>
 #include <memory>
+#include <span>
 #include <vector>
 
 namespace kestrel::backend::cudaimpl {
@@ -32,6 +33,7 @@ public:
     void matmul(const Weight& w, const Tensor& x, Tensor& y) override;
     // Attention keeps the decode rows on the one-token kernels and runs the rest as tiles.
     void setDecodeRows(int64_t rows) override { decodeRows_ = rows; }
+    bool replayStep(std::span<const int64_t> shape) override;
     void addBias(Tensor& x, const Weight& bias) override;
     void rmsNorm(const Tensor& x, const Weight& gamma, float eps, Tensor& y, int groupSize) override;
     void rope(Tensor& x, int headDim, const IndexTensor& positions, const RopeParams& p) override;
@@ -82,8 +84,14 @@ private:
         std::vector<Op> ops;
         cudaGraphExec_t exec = nullptr;
         int64_t lastUse = 0;
+        std::vector<int64_t> shape;  // the replayStep shape it was recorded under (empty: none)
     };
     std::vector<Graph> graphs_;
+    // replayStep: the shape the step being recorded is tagged with, and the
+    // graph the next flush launches without looking at ops_ (-1: none).
+    std::vector<int64_t> stepShape_;
+    int replayGraph_ = -1;
+    Status launchGraph(Graph& g);
     int64_t useCounter_ = 0;
     bool graphsEnabled_ = true;
     bool inFlight_ = false;  // work launched since the last synchronisation

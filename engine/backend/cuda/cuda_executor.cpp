@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 
 namespace kestrel::backend::cudaimpl {
 namespace {
@@ -177,10 +178,52 @@ void CudaBackend::timeReplay(bool start) {
 void CudaBackend::clearGraphs() {
     for (Graph& g : graphs_) cudaGraphExecDestroy(g.exec);
     graphs_.clear();
+    replayGraph_ = -1;
+}
+
+bool CudaBackend::replayStep(std::span<const int64_t> shape) {
+    replayGraph_ = -1;
+    stepShape_.assign(shape.begin(), shape.end());
+    static const bool enabled = [] {  // KESTREL_CUDA_REPLAY=0: record every step (to compare)
+        const char* v = std::getenv("KESTREL_CUDA_REPLAY");
+        return !(v && v[0] == '0');
+    }();
+    if (!enabled || !graphsEnabled_ || profiling_ || !error_.isOk() || shape.empty()) return false;
+    for (size_t i = 0; i < graphs_.size(); ++i) {
+        const Graph& g = graphs_[i];
+        if (!std::equal(g.shape.begin(), g.shape.end(), shape.begin(), shape.end())) continue;
+        // What the step has recorded so far (its uploads) must be how the graph starts.
+        if (ops_.size() > g.ops.size() || std::memcmp(ops_.data(), g.ops.data(), ops_.size() * sizeof(Op)) != 0)
+            return false;
+        replayGraph_ = static_cast<int>(i);
+        return true;
+    }
+    return false;
+}
+
+Status CudaBackend::launchGraph(Graph& g) {
+    g.lastUse = useCounter_;
+    ops_.clear();
+    ++stats_.replays;
+    inFlight_ = true;
+    timeReplay(true);
+    const bool timed = statsWanted();
+    const HostClock::time_point start = timed ? HostClock::now() : HostClock::time_point{};
+    const cudaError_t e = cudaGraphLaunch(g.exec, stream_);
+    if (timed) {
+        host_.launching += usSince(start);
+        ++host_.steps;
+    }
+    timeReplay(false);
+    return check(e, "launching a step graph");
 }
 
 Status CudaBackend::flush() {
     if (ops_.empty()) return error_;
+    // The step's replayStep tag, if any, goes with this flush only.
+    std::vector<int64_t> shape;
+    shape.swap(stepShape_);
+    const int replay = std::exchange(replayGraph_, -1);
     if (!error_.isOk()) {
         ops_.clear();
         return error_;
@@ -194,25 +237,24 @@ Status CudaBackend::flush() {
         firstUploadAt_ = {};
         mark = HostClock::now();
     }
+    // The graph this step runs carries its tag; no other may keep it (a stale
+    // tag would replay the wrong step).
+    auto tag = [&](Graph* chosen) {
+        if (shape.empty()) return;
+        for (Graph& g : graphs_)
+            if (&g != chosen && g.shape == shape) g.shape.clear();
+        if (chosen) chosen->shape = shape;
+    };
+    if (replay >= 0) {
+        if (timed) host_.matching += usSince(mark);
+        return launchGraph(graphs_[static_cast<size_t>(replay)]);
+    }
     if (graphsEnabled_ && !profiling_) {
         for (Graph& g : graphs_) {
             if (!sameOps(g.ops, ops_)) continue;
-            g.lastUse = useCounter_;
-            ops_.clear();
-            ++stats_.replays;
-            inFlight_ = true;
-            timeReplay(true);
-            if (timed) {
-                host_.matching += usSince(mark);
-                mark = HostClock::now();
-            }
-            const cudaError_t e = cudaGraphLaunch(g.exec, stream_);
-            if (timed) {
-                host_.launching += usSince(mark);
-                ++host_.steps;
-            }
-            timeReplay(false);
-            return check(e, "launching a step graph");
+            tag(&g);
+            if (timed) host_.matching += usSince(mark);
+            return launchGraph(g);
         }
         if (sameOps(lastEager_, ops_)) {
             // Seen twice in a row: worth a graph.
@@ -231,7 +273,8 @@ Status CudaBackend::flush() {
                 cudaGraphExecDestroy(oldest->exec);
                 graphs_.erase(oldest);
             }
-            graphs_.push_back(Graph{ops_, exec, useCounter_});
+            tag(nullptr);
+            graphs_.push_back(Graph{ops_, exec, useCounter_, shape});
             lastEager_.clear();
             ops_.clear();
             ++stats_.captures;
@@ -239,6 +282,7 @@ Status CudaBackend::flush() {
             return check(cudaGraphLaunch(exec, stream_), "launching a step graph");
         }
     }
+    tag(nullptr);
     if (profiling_) collectProfile();
     execute(ops_);
     ++stats_.eager;
