@@ -38,6 +38,83 @@ double relErr(const A& got, const B& ref) {
 
 std::vector<float> poisoned(size_t n) { return std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()); }
 
+// One attention case: keys and values for positions [0, total) in the cache
+// (paged: blockTokens > 0, in shuffled blocks), queries at `positions`.
+struct AttentionCase {
+    bool f16 = false;
+    int heads = 0, kvHeads = 0, headDim = 0, window = 0;
+    float softcap = 0.0f;
+    int blockTokens = 0;  // 0: one contiguous slab
+    int total = 0;
+    std::vector<int32_t> positions;
+    float scale = 0.0f;        // 0: 1 / sqrt(headDim)
+    bool negative = false;     // keys in [0.5, 2), queries in [-2, -1): every score far below zero
+};
+
+// max |attention - double reference| / max |reference|.
+double attentionError(const AttentionCase& c, ThreadPool& pool) {
+    const int tokens = static_cast<int>(c.positions.size());
+    const int rowW = c.kvHeads * c.headDim;
+    std::mt19937 rng(c.heads * 100 + c.headDim);
+    const float kLo = c.negative ? 0.5f : -2.0f, qLo = c.negative ? -2.0f : -1.5f, qHi = c.negative ? -1.0f : 1.5f;
+    auto kAll = randomVec(static_cast<size_t>(c.total * rowW), rng, kLo);
+    auto vAll = randomVec(static_cast<size_t>(c.total * rowW), rng);
+    auto q = randomVec(static_cast<size_t>(tokens * c.heads * c.headDim), rng, qLo, qHi);
+    std::vector<int32_t> allPos(static_cast<size_t>(c.total));
+    for (int i = 0; i < c.total; ++i) allPos[size_t(i)] = i;
+
+    // Paged: 3 spare blocks, the table a random permutation, so rows of
+    // neighbouring positions are far apart and an indirection bug shows.
+    const int blocks = c.blockTokens ? (c.total + c.blockTokens - 1) / c.blockTokens + 3 : 1;
+    std::vector<int32_t> table(static_cast<size_t>(blocks));
+    for (int i = 0; i < blocks; ++i) table[size_t(i)] = i;
+    std::shuffle(table.begin(), table.end(), rng);
+    const size_t rowsHeld = c.blockTokens ? size_t(blocks) * size_t(c.blockTokens) : size_t(c.total);
+    std::vector<uint8_t> kStore(rowsHeld * size_t(rowW) * 4), vStore(kStore.size());
+    KvView view{c.f16 ? KvType::F16 : KvType::F32, kStore.data(), vStore.data(), rowW};
+    if (c.blockTokens) {
+        view.blockTokens = c.blockTokens;
+        view.tables = table.data();
+    }
+    storeKv(kAll.data(), vAll.data(), c.total, allPos.data(), rowW, view);
+    if (c.f16)  // the reference sees what the cache holds
+        for (size_t i = 0; i < kAll.size(); ++i) {
+            kAll[i] = halfToFloat(floatToHalf(kAll[i]));
+            vAll[i] = halfToFloat(floatToHalf(vAll[i]));
+        }
+
+    AttentionConfig cfg{c.heads, c.kvHeads, c.headDim, c.headDim,
+                        c.scale > 0 ? c.scale : 1.0f / std::sqrt(float(c.headDim)), c.window, c.softcap};
+    std::vector<double> ref(static_cast<size_t>(tokens * c.heads * c.headDim));
+    for (int t = 0; t < tokens; ++t)
+        for (int h = 0; h < c.heads; ++h) {
+            const int p = c.positions[size_t(t)], kvh = h / (c.heads / c.kvHeads);
+            std::vector<double> s;
+            std::vector<int> js;
+            for (int j = 0; j <= p; ++j) {
+                if (c.window > 0 && p - j >= c.window) continue;
+                double d = 0;
+                for (int i = 0; i < c.headDim; ++i)
+                    d += double(q[(t * c.heads + h) * c.headDim + i]) * kAll[j * rowW + kvh * c.headDim + i];
+                d *= cfg.scale;
+                if (c.softcap > 0) d = c.softcap * std::tanh(d / c.softcap);
+                s.push_back(d);
+                js.push_back(j);
+            }
+            double m = -1e300, sum = 0;
+            for (double v : s) m = std::max(m, v);
+            for (double& v : s) sum += (v = std::exp(v - m));
+            for (int i = 0; i < c.headDim; ++i) {
+                double acc = 0;
+                for (size_t n = 0; n < s.size(); ++n) acc += s[n] / sum * vAll[js[n] * rowW + kvh * c.headDim + i];
+                ref[(t * c.heads + h) * c.headDim + i] = acc;
+            }
+        }
+    auto out = poisoned(ref.size());
+    attention(q.data(), tokens, c.positions.data(), view, cfg, out.data(), pool);
+    return relErr(out, ref);
+}
+
 }  // namespace
 
 class TestCpuOps : public QObject {
@@ -243,66 +320,48 @@ private slots:
         QFETCH(float, softcapValue);
         QFETCH(int, blockTokens);
         // 150 cached positions (more than two 64-key blocks), then 11 new tokens at 150..160.
-        const int past = 150, tokens = 11, total = past + tokens;
-        const int rowW = kvHeads * headDim;
-        std::mt19937 rng(heads * 100 + headDim);
-        auto kAll = randomVec(static_cast<size_t>(total * rowW), rng);
-        auto vAll = randomVec(static_cast<size_t>(total * rowW), rng);
-        auto q = randomVec(static_cast<size_t>(tokens * heads * headDim), rng, -1.5f, 1.5f);
-        std::vector<int32_t> allPos(total);
-        for (int i = 0; i < total; ++i) allPos[i] = i;
-
-        // Paged: 3 spare blocks, the table a random permutation, so rows of
-        // neighbouring positions are far apart and an indirection bug shows.
-        const int blocks = blockTokens ? (total + blockTokens - 1) / blockTokens + 3 : 1;
-        std::vector<int32_t> table(static_cast<size_t>(blocks));
-        for (int i = 0; i < blocks; ++i) table[size_t(i)] = i;
-        std::shuffle(table.begin(), table.end(), rng);
-        const size_t rowsHeld = blockTokens ? size_t(blocks) * size_t(blockTokens) : size_t(total);
-        std::vector<uint8_t> kStore(rowsHeld * size_t(rowW) * 4), vStore(kStore.size());
-        KvView view{f16 ? KvType::F16 : KvType::F32, kStore.data(), vStore.data(), rowW};
-        if (blockTokens) {
-            view.blockTokens = blockTokens;
-            view.tables = table.data();
-        }
-        storeKv(kAll.data(), vAll.data(), past, allPos.data(), rowW, view);
-        storeKv(kAll.data() + past * rowW, vAll.data() + past * rowW, tokens, allPos.data() + past, rowW, view);
-        if (f16)  // the reference sees what the cache holds
-            for (size_t i = 0; i < kAll.size(); ++i) {
-                kAll[i] = halfToFloat(floatToHalf(kAll[i]));
-                vAll[i] = halfToFloat(floatToHalf(vAll[i]));
-            }
-
-        AttentionConfig cfg{heads, kvHeads, headDim, headDim, 1.0f / std::sqrt(float(headDim)), window, softcapValue};
-        std::vector<double> ref(static_cast<size_t>(tokens * heads * headDim));
-        for (int t = 0; t < tokens; ++t)
-            for (int h = 0; h < heads; ++h) {
-                const int p = past + t, kvh = h / (heads / kvHeads);
-                std::vector<double> s;
-                std::vector<int> js;
-                for (int j = 0; j <= p; ++j) {
-                    if (window > 0 && p - j >= window) continue;
-                    double d = 0;
-                    for (int i = 0; i < headDim; ++i)
-                        d += double(q[(t * heads + h) * headDim + i]) * kAll[j * rowW + kvh * headDim + i];
-                    d *= cfg.scale;
-                    if (softcapValue > 0) d = softcapValue * std::tanh(d / softcapValue);
-                    s.push_back(d);
-                    js.push_back(j);
-                }
-                double m = -1e300, sum = 0;
-                for (double v : s) m = std::max(m, v);
-                for (double& v : s) sum += (v = std::exp(v - m));
-                for (int i = 0; i < headDim; ++i) {
-                    double acc = 0;
-                    for (size_t n = 0; n < s.size(); ++n) acc += s[n] / sum * vAll[js[n] * rowW + kvh * headDim + i];
-                    ref[(t * heads + h) * headDim + i] = acc;
-                }
-            }
-        auto out = poisoned(ref.size());
-        attention(q.data(), tokens, allPos.data() + past, view, cfg, out.data(), pool_);
-        const double err = relErr(out, ref);
+        AttentionCase c{f16, heads, kvHeads, headDim, window, softcapValue, blockTokens, 161, {}};
+        for (int p = 150; p <= 160; ++p) c.positions.push_back(p);
+        const double err = attentionError(c, pool_);
         QVERIFY2(err < 1e-5, qPrintable(QStringLiteral("attention error %1 above 1e-5").arg(err)));
+    }
+
+    // Grouped 64-wide heads (AVX-512 scores 16 keys at once) with runs of keys
+    // that are not multiples of 16: contexts of 1, 15, 16, 17, 33 and 100 keys,
+    // in one slab (runs of up to 64) or in blocks of 7, 24 or 40 positions.
+    void attentionGroupedTails_data() {
+        QTest::addColumn<bool>("f16");
+        QTest::addColumn<int>("group");
+        QTest::addColumn<float>("softcapValue");
+        QTest::addColumn<int>("blockTokens");
+        QTest::addColumn<bool>("negative");
+        for (bool f16 : {false, true})
+            for (int group : {2, 3, 4})
+                for (float softcapValue : {0.0f, 5.0f})
+                    for (int blockTokens : {0, 7, 24, 40})
+                        QTest::addRow("%s group %d softcap %g blocks %d", f16 ? "f16" : "f32", group,
+                                      double(softcapValue), blockTokens)
+                            << f16 << group << softcapValue << blockTokens << false;
+        // Scores near -120: a maximum taken over an unused lane holding 0 would underflow every weight.
+        QTest::newRow("f32 group 3 negative") << false << 3 << 0.0f << 0 << true;
+        QTest::newRow("f16 group 4 negative blocks 24") << true << 4 << 0.0f << 24 << true;
+    }
+    void attentionGroupedTails() {
+        QFETCH(bool, f16);
+        QFETCH(int, group);
+        QFETCH(float, softcapValue);
+        QFETCH(int, blockTokens);
+        QFETCH(bool, negative);
+        AttentionCase c{f16, 2 * group, 2, 64, 0, softcapValue, blockTokens, 100, {0, 14, 15, 16, 32, 99}};
+        if (negative) {
+            c.scale = 1.0f;
+            c.negative = true;
+        }
+        // Scores near -120 carry ~1e-5 of float rounding (up to 9e-6 seen on the scalar path); a
+        // wrong maximum there gives an error of 1.
+        const double bound = negative ? 1e-4 : 1e-5;
+        const double err = attentionError(c, pool_);
+        QVERIFY2(err < bound, qPrintable(QStringLiteral("attention error %1 above %2").arg(err).arg(bound)));
     }
 };
 
