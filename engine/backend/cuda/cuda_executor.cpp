@@ -219,7 +219,7 @@ Status CudaBackend::launchGraph(Graph& g) {
 }
 
 Status CudaBackend::flush() {
-    if (ops_.empty()) return error_;
+    if (ops_.empty() && replayGraph_ < 0) return error_;
     // The step's replayStep tag, if any, goes with this flush only.
     std::vector<int64_t> shape;
     shape.swap(stepShape_);
