@@ -21,6 +21,7 @@
 // output sees the same operations in the same order whatever the row pairing
 // or the token count, so a token's outputs are bit for bit those of a
 // one-token call.
+#include "lanes_activations.h"
 #include "lanes_layout.h"
 #include "quant_blocks.h"
 #include "row_stream.h"
@@ -33,24 +34,6 @@
 namespace kestrel::kernels {
 namespace {
 
-constexpr int kMaxTokens = 16;
-constexpr int kTokensPerPass = 4;
-
-// Activation vectors per group: vector k, lane l holds quant dword
-// (l / L) * 8 + k * L + l % L of the group's blocks (L lanes per block). The
-// weight vectors pair with them as: Q8_0 vector v with k = v; nibble vector v's
-// low halves with k = v, its high halves with k = slots / 4 + v.
-constexpr int activationVectors(int slots) { return slots / 2; }
-constexpr int activationGroupBytes(int slots) { return activationVectors(slots) * 64 + 128; }
-
-// One call's activations in lane order, all tokens; token t starts t * tokenBytes in.
-struct LanesActivations {
-    std::vector<unsigned char> storage;
-    const unsigned char* base = nullptr;
-    size_t tokenBytes = 0;
-    uint64_t serial = 0;  // QuantActivations::serial of the call it was prepared for
-    int64_t nb = 0;
-};
 
 template <int Slots>
 void prepareGroup(const int8_t* qs, const float* dx4, int blocks, unsigned char* out) {
@@ -62,47 +45,22 @@ void prepareGroup(const int8_t* qs, const float* dx4, int blocks, unsigned char*
     const __m512i first = _mm512_add_epi32(_mm512_slli_epi32(block, 3), sub);  // dword of k = 0
     const __m512i ones = _mm512_set1_epi8(1);
     __m512i sum = _mm512_setzero_si512();
-    for (int k = 0; k < activationVectors(Slots); ++k) {
+    for (int k = 0; k < lanesActivationVectors(Slots); ++k) {
         const __m512i idx = _mm512_add_epi32(first, _mm512_set1_epi32(k * L));
         const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), present, idx, qs, 4);
         _mm512_storeu_si512(out + k * 64, v);
         sum = _mm512_dpbusd_epi32(sum, ones, v);
     }
-    out += activationVectors(Slots) * 64;
+    out += lanesActivationVectors(Slots) * 64;
     const __m512 dx = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), present, _mm512_slli_epi32(block, 3), dx4, 4);
     _mm512_storeu_ps(reinterpret_cast<float*>(out), dx);
     _mm512_storeu_si512(out + 64, sum);
 }
 
-void prepareActivations(const QuantActivations& act, int64_t nb, LanesActivations& out) {
-    // A call is split into several chunks of rows per thread; prepare once per call.
-    if (act.serial != 0 && act.serial == out.serial && nb == out.nb) return;
-    out.serial = act.serial;
-    out.nb = nb;
-    size_t tokenBytes = 0;
-    forEachLanesGroup(nb, [&](LanesGroup g, int64_t) { tokenBytes += activationGroupBytes(g.slots); });
-    out.tokenBytes = tokenBytes;
-    const size_t bytes = static_cast<size_t>(act.tokens) * tokenBytes + 64;
-    if (out.storage.size() < bytes) out.storage.resize(bytes);
-    auto* base = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(out.storage.data()) + 63) / 64 * 64);
-    out.base = base;
-    for (int64_t t = 0; t < act.tokens; ++t) {
-        unsigned char* o = base + t * tokenBytes;
-        const int8_t* qs = act.qs + t * act.colsPadded;
-        const float* dx4 = act.dx4 + t * act.colsPadded / 4;
-        forEachLanesGroup(nb, [&](LanesGroup g, int64_t b0) {
-            if (g.slots == 16)
-                prepareGroup<16>(qs + b0 * kQK, dx4 + b0 * 8, g.blocks, o);
-            else
-                prepareGroup<4>(qs + b0 * kQK, dx4 + b0 * 8, g.blocks, o);
-            o += activationGroupBytes(g.slots);
-        });
-    }
-}
-
-LanesActivations& activationScratch() {
-    thread_local LanesActivations a;
-    return a;
+// The group rearranged with gathers (lanes_activations.h has the layout).
+void prepareGroupAvx512(const int8_t* qs, const float* dx4, int slots, int blocks, unsigned char* out) {
+    if (slots == 16) prepareGroup<16>(qs, dx4, blocks, out);
+    else prepareGroup<4>(qs, dx4, blocks, out);
 }
 
 inline __mmask64 byteMask(int n) { return n >= 64 ? ~0ull : (1ull << n) - 1; }
@@ -150,8 +108,8 @@ inline void groupProduct(const uint8_t* w, size_t rowBytes, int blocks, const un
 #pragma GCC unroll 4
     for (int t = 0; t < T; ++t) {
         const unsigned char* a = x + t * tokenBytes;
-        const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float*>(a + activationVectors(Slots) * 64));
-        const __m512i sum = _mm512_loadu_si512(a + activationVectors(Slots) * 64 + 64);
+        const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float*>(a + lanesActivationVectors(Slots) * 64));
+        const __m512i sum = _mm512_loadu_si512(a + lanesActivationVectors(Slots) * 64 + 64);
         // Zero points: Q4_0 weights are u - 8, Q8_0's are stored as u = q + 128.
         const __m512i start = Type == GgmlType::Q4_0   ? _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(sum, 3))
                               : Type == GgmlType::Q8_0 ? _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(sum, 7))
@@ -196,7 +154,7 @@ void rowsPass(const uint8_t* w, size_t rowBytes, int64_t nb, const LanesActivati
         else
             groupProduct<Type, 4, R, T>(w, rowBytes, g.blocks, x, a.tokenBytes, acc);
         w += lanesGroupBytes(Type, g);
-        x += activationGroupBytes(g.slots);
+        x += lanesActivationGroupBytes(g.slots);
     });
 #pragma GCC unroll 4
     for (int t = 0; t < T; ++t)
@@ -207,22 +165,17 @@ void rowsPass(const uint8_t* w, size_t rowBytes, int64_t nb, const LanesActivati
 template <GgmlType Type, int R>
 void rowsAllTokens(const uint8_t* w, size_t rowBytes, int64_t nb, int64_t tokens, const LanesActivations& a, float* y,
                    int64_t yStride) {
-    for (int64_t t0 = 0; t0 < tokens; t0 += kTokensPerPass) {
-        switch (std::min<int64_t>(kTokensPerPass, tokens - t0)) {
-        case 4: rowsPass<Type, R, 4>(w, rowBytes, nb, a, t0, y, yStride); break;
-        case 3: rowsPass<Type, R, 3>(w, rowBytes, nb, a, t0, y, yStride); break;
-        case 2: rowsPass<Type, R, 2>(w, rowBytes, nb, a, t0, y, yStride); break;
-        default: rowsPass<Type, R, 1>(w, rowBytes, nb, a, t0, y, yStride); break;
-        }
-    }
+    forLanesTokenPasses(tokens, [&](auto t, int64_t t0) {
+        rowsPass<Type, R, decltype(t)::value>(w, rowBytes, nb, a, t0, y, yStride);
+    });
 }
 
 template <GgmlType Type>
 void lanesRows(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols, const QuantActivations& act, float* y,
                int64_t yStride) {
     const int64_t nb = cols / kQK;
-    LanesActivations& a = activationScratch();
-    prepareActivations(act, nb, a);
+    LanesActivations& a = lanesActivationScratch();
+    prepareLanesActivations(act, nb, a, prepareGroupAvx512);
     const RowStream stream(w, rows * rowBytes);
     int64_t r = 0;
     for (; r + 2 <= rows; r += 2) {
@@ -234,17 +187,12 @@ void lanesRows(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols, co
 
 }  // namespace
 
-// y[t * yStride + r] for t < act.tokens (1..kMaxTokens) and rows in the lanes
-// layout; false for types or token counts this file does not handle.
+// y[t * yStride + r] for t < act.tokens (1..kLanesMaxTokens) and rows in the
+// lanes layout; false for types or token counts this file does not handle.
 bool rowsLanesAvx512(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
                      const QuantActivations& act, float* y, int64_t yStride) {
-    if (act.tokens < 1 || act.tokens > kMaxTokens) return false;
-    switch (type) {
-    case GgmlType::Q4_0: lanesRows<GgmlType::Q4_0>(w, rowBytes, rows, cols, act, y, yStride); return true;
-    case GgmlType::Q4_1: lanesRows<GgmlType::Q4_1>(w, rowBytes, rows, cols, act, y, yStride); return true;
-    case GgmlType::Q8_0: lanesRows<GgmlType::Q8_0>(w, rowBytes, rows, cols, act, y, yStride); return true;
-    default: return false;
-    }
+    if (act.tokens < 1 || act.tokens > kLanesMaxTokens) return false;
+    return withLanesType(type, [&](auto t) { lanesRows<decltype(t)::value>(w, rowBytes, rows, cols, act, y, yStride); });
 }
 
 }  // namespace kestrel::kernels

@@ -1,5 +1,6 @@
 // Internal to kernels/cpu: the "lanes" layout of Q4_0, Q4_1 and Q8_0 rows, made
-// for the decode GEMV (gemv_lanes_avx512.cpp).
+// for the decode GEMVs (gemv_lanes_avx512.cpp; gemv_lanes_avx2.cpp reads each
+// 64-byte vector as two 32-byte halves).
 //
 // Why: in GGML's layout a block's scale sits next to its 16 or 32 quants, so a
 // kernel that wants several blocks per vector must gather them with byte

@@ -20,6 +20,8 @@ namespace kestrel::kernels {
 
 bool rowsLanesAvx512(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
                      const QuantActivations& act, float* y, int64_t yStride);
+bool rowsLanesAvx2(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
+                   const QuantActivations& act, float* y, int64_t yStride);
 
 namespace {
 
@@ -184,6 +186,14 @@ QuantActivations quantizeActivationsFor(const IsaKernels& k, const float* x, int
     return QuantActivations{tokens, cp, qs, dx4, s16, nullptr, ++calls};
 }
 
+// The lanes GEMV of the active ISA (lanesLayoutAvailable says there is one).
+using RowsLanesFn = bool (*)(GgmlType, const uint8_t*, size_t, int64_t, int64_t, const QuantActivations&, float*,
+                             int64_t);
+RowsLanesFn rowsLanes() {
+    static const RowsLanesFn fn = &activeKernels() == avx512Kernels() ? rowsLanesAvx512 : rowsLanesAvx2;
+    return fn;
+}
+
 bool takesLanesGemv(const WeightMatrix& w, int64_t tokens, bool decodeRows) {
     return w.lanes && (tokens == 1 || (decodeRows && tokens <= lanesMaxTokens()));
 }
@@ -202,7 +212,7 @@ void lanesProducts(std::span<const SharedProduct> products, const QuantActivatio
                 if (b >= e) continue;
                 const WeightMatrix& w = *products[i].w;
                 const int64_t r0 = (b - start[i]) * 4, r1 = std::min((e - start[i]) * 4, w.rows);
-                rowsLanesAvx512(w.type, static_cast<const uint8_t*>(w.data) + r0 * w.rowBytes, w.rowBytes, r1 - r0,
+                rowsLanes()(w.type, static_cast<const uint8_t*>(w.data) + r0 * w.rowBytes, w.rowBytes, r1 - r0,
                                 w.cols, act, products[i].y + r0, w.rows);
             }
         },
@@ -343,7 +353,8 @@ int64_t matmulExactBatchTokens(GgmlType type) {
 bool lanesLayoutAvailable(GgmlType type) {
     static const bool enabled = [] {
         const char* env = std::getenv("KESTREL_CPU_LANES");
-        return &activeKernels() == avx512Kernels() && !(env && std::string_view(env) == "0");
+        const IsaKernels* k = &activeKernels();
+        return (k == avx512Kernels() || k == avx2Kernels()) && !(env && std::string_view(env) == "0");
     }();
     return enabled && isLanesType(type);
 }

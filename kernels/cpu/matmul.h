@@ -12,7 +12,8 @@
 // panels instead (gemm_panel_avx512.cpp), and one token of Q4_0/Q4_1/Q5_0/Q8_0
 // reads the blocks directly (no unpack). Q4_0/Q4_1/Q8_0 weights repacked into
 // the lanes layout (repackForDecode, as the CPU backend loads them there) take
-// one token and decode steps of up to 16 (matmulDecode, gemv_lanes_avx512.cpp);
+// one token and decode steps of up to 16 (matmulDecode, gemv_lanes_avx512.cpp,
+// or gemv_lanes_avx2.cpp on AVX2 machines);
 // in GGML's layout, with VBMI, decode steps of 2-5 tokens take
 // gemv_avx512vbmi.cpp; either computes each token as if alone.
 //
@@ -41,8 +42,8 @@ struct WeightMatrix {
 };
 
 // Whether this CPU multiplies weights of `type` faster repacked into the lanes
-// layout (kernels/cpu/lanes_layout.h: Q4_0, Q4_1, Q8_0 on AVX-512 VNNI; off
-// with KESTREL_CPU_LANES=0). The backend repacks such weights once at load.
+// layout (kernels/cpu/lanes_layout.h: Q4_0, Q4_1, Q8_0 on AVX-512 VNNI and on
+// AVX2; off with KESTREL_CPU_LANES=0). The backend repacks such weights once at load.
 bool lanesLayoutAvailable(GgmlType type);
 // Bytes the repacked matrix needs, and the repacking itself: `dst` (64-byte
 // aligned, lanesLayoutBytes(w) bytes) gets w's rows in the lanes layout; the
@@ -63,7 +64,7 @@ void matmul(const WeightMatrix& w, const float* x, int64_t tokens, float* y, Thr
 // of a different sequence. Up to matmulExactBatchTokens(w.type) tokens, every
 // token's outputs are bit for bit those of a one-token call with that token
 // alone, so a sequence decodes the same whatever else shares its step (the
-// lanes GEMV gives this for up to 16 tokens on AVX-512 VNNI, the VBMI GEMV for
+// lanes GEMV gives this for up to 16 tokens on AVX-512 VNNI and AVX2, the VBMI GEMV for
 // 2-5 tokens of GGML-layout weights; both faster than the panels there).
 // Past that count, and for prefill rows (matmul), a row's result still does not
 // depend on the other rows of the call, but it rounds differently from a

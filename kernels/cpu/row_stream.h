@@ -1,6 +1,8 @@
 // Internal to kernels/cpu: software prefetch of the weight rows a decode GEMV
-// streams (gemv_avx512vbmi.cpp, gemv_lanes_avx512.cpp). Header-only so each
-// ISA file inlines it with its own target flags.
+// streams (gemv_avx512vbmi.cpp, gemv_lanes_avx512.cpp, gemv_lanes_avx2.cpp).
+// Header-only so each ISA file inlines it with its own target flags, and in an
+// unnamed namespace so that no file links another's copy (one built with
+// AVX-512 flags must not serve an AVX2 machine).
 #pragma once
 
 #include <immintrin.h>
@@ -11,6 +13,7 @@
 #include <cstdlib>
 
 namespace kestrel::kernels {
+namespace {
 
 inline int prefetchDistance() {
     static const int d = std::getenv("KESTREL_PF_DIST") ? std::atoi(std::getenv("KESTREL_PF_DIST")) : 4096;
@@ -40,4 +43,5 @@ private:
     int d_;
 };
 
+}  // namespace
 }  // namespace kestrel::kernels

@@ -301,7 +301,7 @@ private slots:
     void lanesLayoutMatchesReference() {
         QFETCH(int, type);
         const auto t = static_cast<GgmlType>(type);
-        if (!lanesLayoutAvailable(t)) QSKIP("this CPU does not use the lanes layout (no AVX-512 VNNI)");
+        if (!lanesLayoutAvailable(t)) QSKIP("this CPU does not use the lanes layout (no AVX2)");
         ThreadPool pool(2);
         std::mt19937 rng(static_cast<unsigned>(type) * 31u + 7u);
         std::normal_distribution<float> dist(0.0f, 1.0f);
