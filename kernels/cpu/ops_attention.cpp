@@ -196,6 +196,28 @@ struct Zmm64Acc {
 };
 #endif
 
+#ifdef KESTREL_X86
+// And in eight ymm registers on AVX2 (the memory accumulator's per-key
+// load-FMA-store round trips were a third of AVX2 attention in decode).
+template <typename T>
+struct Ymm64Acc {
+    __m256 a[8];
+    KESTREL_AVX2 explicit Ymm64Acc(int) {
+        for (auto& v : a) v = _mm256_setzero_ps();
+    }
+    KESTREL_AVX2 void scale(float r) {
+        for (auto& v : a) v = _mm256_mul_ps(v, _mm256_set1_ps(r));
+    }
+    KESTREL_AVX2 void axpy(const T* v, float p) {
+        const __m256 pv = _mm256_set1_ps(p);
+        for (int i = 0; i < 8; ++i) a[i] = _mm256_fmadd_ps(pv, Avx2Isa::load(v + 8 * i), a[i]);
+    }
+    KESTREL_AVX2 void store(float* out, float inv) const {
+        for (int i = 0; i < 8; ++i) _mm256_storeu_ps(out + 8 * i, _mm256_mul_ps(a[i], _mm256_set1_ps(inv)));
+    }
+};
+#endif
+
 // One query head against its kv head's keys [first, last]; kBase/vBase point
 // at the head's columns of the layer's slabs.
 template <typename Isa, typename T, typename Acc = MemoryAcc<Isa, T>>
@@ -380,6 +402,14 @@ template <typename Isa, typename T>
             }
             if (cfg.valueDim == 64) {
                 attendHead<Isa, T, Zmm64Acc<T>>(qh, kAll + kvh * cfg.headDim, vAll + kvh * cfg.valueDim,
+                                                cache.tableOf(t), cache.blockTokens, cache.rowStride, first, last,
+                                                cfg, oh);
+                continue;
+            }
+        }
+        if constexpr (std::is_same_v<Isa, Avx2Isa>) {
+            if (cfg.valueDim == 64) {
+                attendHead<Isa, T, Ymm64Acc<T>>(qh, kAll + kvh * cfg.headDim, vAll + kvh * cfg.valueDim,
                                                 cache.tableOf(t), cache.blockTokens, cache.rowStride, first, last,
                                                 cfg, oh);
                 continue;
