@@ -6,7 +6,9 @@
 // context and no scratch is needed. The inner dot products and
 // axpys exist three times: AVX-512F (16 floats per op: a 64-wide head is 4
 // vectors), AVX2+FMA+F16C intrinsics, and a portable scalar version; the
-// choice is made once from cpuid.
+// choice is made once from cpuid. With 64-wide heads and 2-4 query heads per
+// kv head, AVX-512 and AVX2 make a task of a (token, kv head) instead, so each
+// K and V row is read once for its group (attendGroup64, attendGroup64Avx2).
 #include "ops.h"
 
 #include <algorithm>
@@ -276,13 +278,53 @@ inline void prefetchRow(const T* row) {
         _mm_prefetch(reinterpret_cast<const char*>(row) + o, _MM_HINT_T0);
 }
 
+// A run of keys for the grouped kernels: its K and V rows, and the next run's
+// key rows, which sit in another block of the pool (no stride for the hardware
+// to follow): each key of this run requests its value row and the next run's
+// key row of the same index while the keys are scored.
+template <typename T>
+struct GroupRun {
+    int n;
+    const T *k, *v;
+    const T* kNext;
+    int nextN;
+    void prefetch(int j, int64_t rowStride) const {
+        prefetchRow(v + j * rowStride);
+        if (j < nextN) prefetchRow(kNext + j * rowStride);
+    }
+};
+template <typename T>
+inline GroupRun<T> groupRun(int64_t b, int64_t last, const T* kBase, const T* vBase, const int32_t* table,
+                            int32_t blockTokens, int64_t rowStride) {
+    const auto [n, off] = keyRun(b, last, table, blockTokens, rowStride);
+    const KeyRun next = b + n <= last ? keyRun(b + n, last, table, blockTokens, rowStride) : KeyRun{0, 0};
+    return {n, kBase + off, vBase + off, kBase + next.offset, next.n};
+}
+
+// The online softmax state of a group's G heads: running maximum and sum,
+// and the current run's scores and maximum.
+template <int G>
+struct GroupSoftmax {
+    float runMax[G], runSum[G], blockMax[G];
+    float scores[G][kBlock];
+    GroupSoftmax() {
+        for (int h = 0; h < G; ++h) {
+            runMax[h] = -std::numeric_limits<float>::infinity();
+            runSum[h] = 0.0f;
+        }
+    }
+    void beginRun() {
+        for (int h = 0; h < G; ++h) blockMax[h] = -std::numeric_limits<float>::infinity();
+    }
+};
+
 template <typename T, int G>
 __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline void attendGroup64(
     const float* q, const T* kBase, const T* vBase, const int32_t* table, int32_t blockTokens, int64_t rowStride,
     int64_t first, int64_t last, const AttentionConfig& cfg, float* out) {
     __m512 qv[G][4], acc[G][4];
-    float runMax[G], runSum[G], blockMax[G];
-    float scores[G][kBlock];
+    GroupSoftmax<G> sm;
+    auto& [runMax, runSum, blockMax, scores] = sm;
 #pragma GCC unroll 4
     for (int h = 0; h < G; ++h) {
 #pragma GCC unroll 4
@@ -290,22 +332,14 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline void attend
             qv[h][i] = _mm512_loadu_ps(q + h * 64 + 16 * i);
             acc[h][i] = _mm512_setzero_ps();
         }
-        runMax[h] = -std::numeric_limits<float>::infinity();
-        runSum[h] = 0.0f;
     }
     for (int64_t b = first; b <= last;) {
-        const auto [n, off] = keyRun(b, last, table, blockTokens, rowStride);
-        const T* kRun = kBase + off;
-        const T* vRun = vBase + off;
-        // The next run sits in another block of the pool (no stride for the hardware to follow):
-        // request its key rows, and this run's value rows, while this run's keys are scored.
-        const KeyRun next = b + n <= last ? keyRun(b + n, last, table, blockTokens, rowStride) : KeyRun{0, 0};
-        const T* kNext = kBase + next.offset;
-#pragma GCC unroll 4
-        for (int h = 0; h < G; ++h) blockMax[h] = -std::numeric_limits<float>::infinity();
+        const GroupRun<T> run = groupRun(b, last, kBase, vBase, table, blockTokens, rowStride);
+        const int n = run.n;
+        const T *kRun = run.k, *vRun = run.v;
+        sm.beginRun();
         for (int j = 0; j < n; ++j) {
-            prefetchRow(vRun + j * rowStride);
-            if (j < next.n) prefetchRow(kNext + j * rowStride);
+            run.prefetch(j, rowStride);
             __m512 k[4];
 #pragma GCC unroll 4
             for (int i = 0; i < 4; ++i) k[i] = Avx512Isa::load(kRun + j * rowStride + 16 * i);
@@ -360,6 +394,77 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline void attend
         for (int i = 0; i < 4; ++i) _mm512_storeu_ps(out + h * 64 + 16 * i, _mm512_mul_ps(acc[h][i], inv));
     }
 }
+
+// The same grouping on AVX2: each key and value row loaded once for the G
+// query heads of its kv head. Per head, the operations and their order are
+// attendHead<Avx2Isa, T, Ymm64Acc<T>>'s (a0 over the even 8-value chunks of
+// the dot, a1 over the odd ones; exp per key; one FMA per key and value), so
+// the results are the same bit for bit. Sixteen ymm registers do not hold G
+// heads' 64 accumulators, so the value rows are applied in slices of W
+// vectors, the accumulators living in memory between slices.
+template <typename T, int G>
+KESTREL_AVX2 void attendGroup64Avx2(const float* q, const T* kBase, const T* vBase, const int32_t* table,
+                                    int32_t blockTokens, int64_t rowStride, int64_t first, int64_t last,
+                                    const AttentionConfig& cfg, float* out) {
+    constexpr int W = G <= 3 ? 4 : 2;  // value vectors (of 8) per slice
+    alignas(32) float acc[G][64] = {};
+    GroupSoftmax<G> sm;
+    auto& [runMax, runSum, blockMax, scores] = sm;
+    for (int64_t b = first; b <= last;) {
+        const GroupRun<T> run = groupRun(b, last, kBase, vBase, table, blockTokens, rowStride);
+        const int n = run.n;
+        const T *kRun = run.k, *vRun = run.v;
+        sm.beginRun();
+        for (int j = 0; j < n; ++j) {
+            run.prefetch(j, rowStride);
+            __m256 k[8];
+            for (int i = 0; i < 8; ++i) k[i] = Avx2Isa::load(kRun + j * rowStride + 8 * i);
+            for (int h = 0; h < G; ++h) {
+                const float* qh = q + h * 64;
+                __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+                for (int i = 0; i < 8; i += 2) {
+                    a0 = _mm256_fmadd_ps(_mm256_loadu_ps(qh + 8 * i), k[i], a0);
+                    a1 = _mm256_fmadd_ps(_mm256_loadu_ps(qh + 8 * i + 8), k[i + 1], a1);
+                }
+                float s = Avx2Isa::hsum(_mm256_add_ps(a0, a1)) * cfg.scale;
+                if (cfg.softcap > 0.0f) s = cfg.softcap * std::tanh(s / cfg.softcap);
+                scores[h][j] = s;
+                blockMax[h] = std::max(blockMax[h], s);
+            }
+        }
+        for (int h = 0; h < G; ++h) {
+            if (blockMax[h] > runMax[h]) {
+                const float r = std::exp(runMax[h] - blockMax[h]);  // 0 on the first run
+                runSum[h] *= r;
+                const __m256 rv = _mm256_set1_ps(r);
+                for (int i = 0; i < 64; i += 8) _mm256_store_ps(acc[h] + i, _mm256_mul_ps(_mm256_load_ps(acc[h] + i), rv));
+                runMax[h] = blockMax[h];
+            }
+            for (int j = 0; j < n; ++j) {
+                scores[h][j] = std::exp(scores[h][j] - runMax[h]);
+                runSum[h] += scores[h][j];
+            }
+        }
+        for (int c = 0; c < 64; c += 8 * W) {
+            __m256 a[G][W];
+            for (int h = 0; h < G; ++h)
+                for (int i = 0; i < W; ++i) a[h][i] = _mm256_load_ps(acc[h] + c + 8 * i);
+            for (int j = 0; j < n; ++j) {
+                for (int i = 0; i < W; ++i) {
+                    const __m256 v = Avx2Isa::load(vRun + j * rowStride + c + 8 * i);
+                    for (int h = 0; h < G; ++h) a[h][i] = _mm256_fmadd_ps(_mm256_set1_ps(scores[h][j]), v, a[h][i]);
+                }
+            }
+            for (int h = 0; h < G; ++h)
+                for (int i = 0; i < W; ++i) _mm256_store_ps(acc[h] + c + 8 * i, a[h][i]);
+        }
+        b += n;
+    }
+    for (int h = 0; h < G; ++h) {
+        const __m256 inv = _mm256_set1_ps(runSum[h] > 0.0f ? 1.0f / runSum[h] : 0.0f);
+        for (int i = 0; i < 64; i += 8) _mm256_storeu_ps(out + h * 64 + i, _mm256_mul_ps(_mm256_load_ps(acc[h] + i), inv));
+    }
+}
 #endif
 
 template <typename Isa, typename T>
@@ -371,7 +476,7 @@ template <typename Isa, typename T>
     const int group = cfg.heads / cfg.kvHeads;
     bool grouped = false;
 #ifdef KESTREL_X86
-    if constexpr (std::is_same_v<Isa, Avx512Isa>) grouped = groupedShape(cfg);
+    if constexpr (std::is_same_v<Isa, Avx512Isa> || std::is_same_v<Isa, Avx2Isa>) grouped = groupedShape(cfg);
 #endif
     // A task is one (token, head), or one (token, kv head) when the heads of a group go together.
     const int64_t perToken = grouped ? cfg.kvHeads : cfg.heads;
@@ -408,6 +513,17 @@ template <typename Isa, typename T>
             }
         }
         if constexpr (std::is_same_v<Isa, Avx2Isa>) {
+            if (grouped) {
+                auto run = [&](auto g) {
+                    attendGroup64Avx2<T, decltype(g)::value>(qh, kAll + kvh * cfg.headDim, vAll + kvh * cfg.valueDim,
+                                                             cache.tableOf(t), cache.blockTokens, cache.rowStride,
+                                                             first, last, cfg, oh);
+                };
+                if (group == 2) run(std::integral_constant<int, 2>{});
+                else if (group == 3) run(std::integral_constant<int, 3>{});
+                else run(std::integral_constant<int, 4>{});
+                continue;
+            }
             if (cfg.valueDim == 64) {
                 attendHead<Isa, T, Ymm64Acc<T>>(qh, kAll + kvh * cfg.headDim, vAll + kvh * cfg.valueDim,
                                                 cache.tableOf(t), cache.blockTokens, cache.rowStride, first, last,
@@ -491,7 +607,7 @@ void storeKv(const float* k, const float* v, int64_t tokens, const int32_t* posi
 void attention(const float* q, int64_t tokens, const int32_t* positions, const KvView& cache,
                const AttentionConfig& cfg, float* out, ThreadPool& pool) {
 #ifdef KESTREL_X86
-    const bool grouped = kAttend == attendAvx512 && groupedShape(cfg);
+    const bool grouped = (kAttend == attendAvx512 || kAttend == attendAvx2) && groupedShape(cfg);
 #else
     const bool grouped = false;
 #endif
