@@ -467,6 +467,26 @@ KESTREL_AVX2 void attendGroup64Avx2(const float* q, const T* kBase, const T* vBa
 }
 #endif
 
+#ifdef KESTREL_X86
+// An ISA's kernels for 64-wide heads: the grouped one and the register accumulator.
+template <typename Isa>
+struct Wide64;
+template <>
+struct Wide64<Avx512Isa> {
+    template <typename T, int G, typename... A>
+    static void group(A... a) { attendGroup64<T, G>(a...); }
+    template <typename T>
+    using Acc = Zmm64Acc<T>;
+};
+template <>
+struct Wide64<Avx2Isa> {
+    template <typename T, int G, typename... A>
+    static void group(A... a) { attendGroup64Avx2<T, G>(a...); }
+    template <typename T>
+    using Acc = Ymm64Acc<T>;
+};
+#endif
+
 template <typename Isa, typename T>
 [[gnu::always_inline]] inline void attendRange(const float* q, const int32_t* positions, const KvView& cache,
                                               const AttentionConfig& cfg, float* out, int64_t tokens, int64_t begin,
@@ -493,12 +513,14 @@ template <typename Isa, typename T>
         const float* qh = q + (t * cfg.heads + h) * cfg.headDim;
         float* oh = out + (t * cfg.heads + h) * cfg.valueDim;
 #ifdef KESTREL_X86
-        if constexpr (std::is_same_v<Isa, Avx512Isa>) {
+        if constexpr (std::is_same_v<Isa, Avx512Isa> || std::is_same_v<Isa, Avx2Isa>) {
+            using Wide = Wide64<Isa>;
             if (grouped) {
                 auto run = [&](auto g) {
-                    attendGroup64<T, decltype(g)::value>(qh, kAll + kvh * cfg.headDim, vAll + kvh * cfg.valueDim,
-                                                         cache.tableOf(t), cache.blockTokens, cache.rowStride, first,
-                                                         last, cfg, oh);
+                    Wide::template group<T, decltype(g)::value>(qh, kAll + kvh * cfg.headDim,
+                                                                 vAll + kvh * cfg.valueDim, cache.tableOf(t),
+                                                                 cache.blockTokens, cache.rowStride, first, last, cfg,
+                                                                 oh);
                 };
                 if (group == 2) run(std::integral_constant<int, 2>{});
                 else if (group == 3) run(std::integral_constant<int, 3>{});
@@ -506,28 +528,10 @@ template <typename Isa, typename T>
                 continue;
             }
             if (cfg.valueDim == 64) {
-                attendHead<Isa, T, Zmm64Acc<T>>(qh, kAll + kvh * cfg.headDim, vAll + kvh * cfg.valueDim,
-                                                cache.tableOf(t), cache.blockTokens, cache.rowStride, first, last,
-                                                cfg, oh);
-                continue;
-            }
-        }
-        if constexpr (std::is_same_v<Isa, Avx2Isa>) {
-            if (grouped) {
-                auto run = [&](auto g) {
-                    attendGroup64Avx2<T, decltype(g)::value>(qh, kAll + kvh * cfg.headDim, vAll + kvh * cfg.valueDim,
-                                                             cache.tableOf(t), cache.blockTokens, cache.rowStride,
-                                                             first, last, cfg, oh);
-                };
-                if (group == 2) run(std::integral_constant<int, 2>{});
-                else if (group == 3) run(std::integral_constant<int, 3>{});
-                else run(std::integral_constant<int, 4>{});
-                continue;
-            }
-            if (cfg.valueDim == 64) {
-                attendHead<Isa, T, Ymm64Acc<T>>(qh, kAll + kvh * cfg.headDim, vAll + kvh * cfg.valueDim,
-                                                cache.tableOf(t), cache.blockTokens, cache.rowStride, first, last,
-                                                cfg, oh);
+                attendHead<Isa, T, typename Wide::template Acc<T>>(qh, kAll + kvh * cfg.headDim,
+                                                                   vAll + kvh * cfg.valueDim, cache.tableOf(t),
+                                                                   cache.blockTokens, cache.rowStride, first, last,
+                                                                   cfg, oh);
                 continue;
             }
         }
