@@ -48,7 +48,6 @@ LanesActivations& lanesActivationScratch();
 
 // What both lanes GEMVs share around their kernels (templates over the
 // caller's lambdas, so each ISA file instantiates its own):
-constexpr int64_t kLanesMaxTokens = 16;  // tokens one call takes
 constexpr int kLanesTokensPerPass = 4;   // tokens applied to a row's decoded group in turn
 
 // fn(std::integral_constant<GgmlType, T>{}) for a type in the lanes layout; false for others.

@@ -48,6 +48,9 @@ void forEachLanesGroup(int64_t nb, Fn&& fn) {
     for (; b < nb; b += 4) fn(LanesGroup{4, static_cast<int>(nb - b < 4 ? nb - b : 4)}, b);
 }
 
+// The most tokens one call of a lanes GEMV takes (both ISAs).
+constexpr int64_t kLanesMaxTokens = 16;
+
 inline bool isLanesType(GgmlType type) {
     return type == GgmlType::Q4_0 || type == GgmlType::Q4_1 || type == GgmlType::Q8_0;
 }

@@ -100,17 +100,15 @@ struct ActivationBuffer {
 // (1-8) overrides it, for measuring only.
 constexpr int64_t kFewTokensMax = 5;
 
-// Weights in the lanes layout take the lanes GEMV up to 16 tokens (its limit):
-// measured whole-model steps (kestrel-bench-matmul, Zen 4, 2 threads) cost 2.0-2.1x
-// a one-token step at 8 tokens, against 3.9-4.5x for the panels.
-constexpr int64_t kLanesMaxTokens = 16;
-
 // KESTREL_GEMV_MAX_TOKENS (clamped to [1, limit]) or `fallback`.
 int64_t gemvMaxTokens(int64_t limit, int64_t fallback) {
     const char* env = std::getenv("KESTREL_GEMV_MAX_TOKENS");
     return env ? std::clamp<int64_t>(std::atoi(env), 1, limit) : fallback;
 }
 
+// Weights in the lanes layout take the lanes GEMV up to its limit (kLanesMaxTokens):
+// measured whole-model steps (kestrel-bench-matmul, Zen 4, 2 threads) cost 2.0-2.1x
+// a one-token step at 8 tokens, against 3.9-4.5x for the panels.
 int64_t lanesMaxTokens() {
     static const int64_t n = gemvMaxTokens(kLanesMaxTokens, kLanesMaxTokens);
     return n;

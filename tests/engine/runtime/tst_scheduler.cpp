@@ -6,7 +6,7 @@
 // Exact comparisons and the CPU kernels: a step's decode rows are computed
 // apart from its prefill rows (kernels::matmulDecode). Up to
 // kernels::matmulExactBatchTokens rows (16 for SmolLM2's Q4_1/Q8_0 on AVX-512
-// VNNI, in the lanes layout; every count on the scalar ISA) each decode row is bit for bit what it
+// VNNI and AVX2, in the lanes layout; every count on the scalar ISA) each decode row is bit for bit what it
 // is alone, so lone streams are the reference for batched ones. Where that
 // count is 1 (no few-token GEMV for the type on this ISA: the one-token GEMV rounds
 // differently from the multi-row panels, ~1e-5, and int8 re-quantisation of
