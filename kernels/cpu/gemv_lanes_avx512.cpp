@@ -138,6 +138,43 @@ inline void groupProduct(const uint8_t* w, size_t rowBytes, int blocks, const un
     }
 }
 
+// y[t * yStride + r] = the sum of acc[t][r]'s 16 lanes. Several sums at once
+// reduce through shuffles that carry two, four, then eight accumulators per
+// vector (about 3 operations per accumulator instead of 8), adding the lanes
+// in _mm512_reduce_add_ps's order ([i] + [i + 8], then + 4, + 2, + 1), so the
+// sums are bit for bit those of the one-at-a-time reduction.
+template <int R, int T>
+inline void storeRowSums(__m512 (&acc)[T][R], float* y, int64_t yStride) {
+    if constexpr (R * T < 4) {
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t)
+#pragma GCC unroll 2
+            for (int r = 0; r < R; ++r) y[t * yStride + r] = _mm512_reduce_add_ps(acc[t][r]);
+    } else {
+        // Slot k of the 4 x 2 tile: token k % 4's row k / 4 (zeros past T or R).
+        auto at = [&](int t, int r) { return t < T && r < R ? acc[t][r] : _mm512_setzero_ps(); };
+        // Halves: pair (a, b) -> [a.lo + a.hi | b.lo + b.hi] (8 lanes each).
+        auto halves = [](__m512 a, __m512 b) {
+            return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x44), _mm512_shuffle_f32x4(a, b, 0xee));
+        };
+        // Quarters: ([a | b], [c | d]) -> 4 lanes each of a, b, c, d in 128-bit lanes 0-3.
+        auto quarters = [](__m512 ab, __m512 cd) {
+            return _mm512_add_ps(_mm512_shuffle_f32x4(ab, cd, 0x88), _mm512_shuffle_f32x4(ab, cd, 0xdd));
+        };
+        const __m512 row0 = quarters(halves(at(0, 0), at(1, 0)), halves(at(2, 0), at(3, 0)));
+        const __m512 row1 = quarters(halves(at(0, 1), at(1, 1)), halves(at(2, 1), at(3, 1)));
+        // 128-bit lane t: [row0 (0+2), row1 (0+2), row0 (1+3), row1 (1+3)], then the two pairs added.
+        const __m512 pairs = _mm512_add_ps(_mm512_unpacklo_ps(row0, row1), _mm512_unpackhi_ps(row0, row1));
+        const __m512 sums = _mm512_add_ps(pairs, _mm512_permute_ps(pairs, 0x4e));
+        alignas(64) float out[16];
+        _mm512_store_ps(out, sums);
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t)
+#pragma GCC unroll 2
+            for (int r = 0; r < R; ++r) y[t * yStride + r] = out[4 * t + r];
+    }
+}
+
 // R rows x T tokens (tokens t0 .. t0 + T - 1) over the whole row.
 template <GgmlType Type, int R, int T>
 void rowsPass(const uint8_t* w, size_t rowBytes, int64_t nb, const LanesActivations& a, int64_t t0, float* y,
@@ -156,10 +193,7 @@ void rowsPass(const uint8_t* w, size_t rowBytes, int64_t nb, const LanesActivati
         w += lanesGroupBytes(Type, g);
         x += lanesActivationGroupBytes(g.slots);
     });
-#pragma GCC unroll 4
-    for (int t = 0; t < T; ++t)
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) y[(t0 + t) * yStride + r] = _mm512_reduce_add_ps(acc[t][r]);
+    storeRowSums<R, T>(acc, y + t0 * yStride, yStride);
 }
 
 template <GgmlType Type, int R>
