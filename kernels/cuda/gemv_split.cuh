@@ -16,6 +16,11 @@
 // from 18.5 to 17.2 us at 79 % occupancy, so something other than warps in flight
 // still holds it (docs/PERFORMANCE.md).
 //
+// Rows per warp: launchSplitRows deals 2 (or 4) tasks to each warp (RowsTask),
+// so every activation load a lane makes serves 2 (or 4) rows' weights. Two
+// measured +3-4 % on llama3-8b and llama2-7b decode on an H100 for the one-row
+// GEMVs and gate/up together (docs/PERFORMANCE.md, thirteenth session).
+//
 // A Task says which rows a warp multiplies and what happens to the result:
 //   static constexpr int M;            rows multiplied together (1, or 2 for gate
 //                                      and up, or RoPE's two partner rows)
@@ -106,6 +111,46 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
     task.finish(k, acc);
 }
 
+// R consecutive tasks of Inner as one (M = Inner::M * R rows per warp): the
+// warp's activation loads serve R times the weight bytes. Past the end, a
+// slot repeats the last task's rows and is not finished.
+template <class Inner, int R>
+struct RowsTask {
+    static constexpr int M = Inner::M * R;
+    Inner in;
+    int64_t count, cols;
+    RowsTask(const Inner& inner) : in(inner), count((inner.count + R - 1) / R), cols(inner.cols) {}
+    __device__ __forceinline__ void rows(int64_t k, DevMatrix (&w)[M], int64_t (&r)[M]) const {
+#pragma unroll
+        for (int i = 0; i < R; ++i) {
+            DevMatrix wi[Inner::M];
+            int64_t ri[Inner::M];
+            in.rows(min(k * R + i, in.count - 1), wi, ri);
+#pragma unroll
+            for (int j = 0; j < Inner::M; ++j) {
+                w[i * Inner::M + j] = wi[j];
+                r[i * Inner::M + j] = ri[j];
+            }
+        }
+    }
+    __device__ __forceinline__ void finish(int64_t k, const float (&v)[M]) const {
+#pragma unroll
+        for (int i = 0; i < R; ++i) {
+            if (k * R + i >= in.count) return;
+            float vi[Inner::M];
+#pragma unroll
+            for (int j = 0; j < Inner::M; ++j) vi[j] = v[i * Inner::M + j];
+            in.finish(k * R + i, vi);
+        }
+    }
+};
+
+// Tasks per warp: `fallback`, or 1, 2 or 4 from the environment variable `name` (to compare).
+inline int rowsFromEnv(const char* name, int fallback) {
+    const char* e = std::getenv(name);
+    return e && (e[0] == '1' || e[0] == '2' || e[0] == '4') ? e[0] - '0' : fallback;
+}
+
 // KESTREL_CUDA_GEMV_SPLIT: "0" turns the split kernel off (gemv.cu's warp-per-row
 // kernels serve), "2" deals 2 blocks per lane instead of 4 (to compare: 4 measured
 // +2-4 % on llama3-8b against 2).
@@ -147,6 +192,16 @@ template <class Task>
 void launchSplit(const Task& task, DevFormat f, Q8Act xq, cudaStream_t stream) {
     if (task.count <= 0) return;
     forIntegerFormat(f, [&](auto format) { launchSplitFormat<Task, decltype(format)::value>(task, xq, stream); });
+}
+
+// Runs `task` with `per` (1, 2 or 4) of its tasks to a warp.
+template <class Task>
+void launchSplitRows(const Task& task, int per, DevFormat f, Q8Act xq, cudaStream_t stream) {
+    if constexpr (Task::M == 1) {  // tasks of 2 rows go at most 2 to a warp: 8 rows was not tried
+        if (per == 4) return launchSplit(RowsTask<Task, 4>(task), f, xq, stream);
+    }
+    if (per >= 2) launchSplit(RowsTask<Task, 2>(task), f, xq, stream);
+    else launchSplit(task, f, xq, stream);
 }
 
 }  // namespace kestrel::cuda::gemvsplit
