@@ -4,10 +4,15 @@
 
 namespace kestrel::backend {
 
-Status Backend::downloadTop(const Tensor& src, int32_t k, std::span<TopLogit> out) {
-    const int64_t rows = src.rows(), cols = src.cols();
-    if (k <= 0 || k > cols || static_cast<int64_t>(out.size()) != rows * k)
+Status Backend::checkTopArgs(const Tensor& src, int32_t k, size_t outSize) {
+    if (k <= 0 || k > src.cols() || static_cast<int64_t>(outSize) != src.rows() * k)
         return Status(ErrorCode::InvalidArgument, "top-k download: k must be in [1, cols] and out rows * k long");
+    return Status::ok();
+}
+
+Status Backend::downloadTop(const Tensor& src, int32_t k, std::span<TopLogit> out) {
+    KESTREL_RETURN_IF_ERROR(checkTopArgs(src, k, out.size()));
+    const int64_t rows = src.rows(), cols = src.cols();
     thread_local std::vector<float> host;
     host.resize(static_cast<size_t>(rows * cols));
     KESTREL_RETURN_IF_ERROR(download(src, host));

@@ -216,6 +216,8 @@ public:
 
 protected:
     static void setIndexSize(IndexTensor& t, int64_t n) { t.size_ = n; }
+    // downloadTop's contract on its arguments (k in [1, cols], out rows * k long).
+    static Status checkTopArgs(const Tensor& src, int32_t k, size_t outSize);
 };
 
 }  // namespace kestrel::backend

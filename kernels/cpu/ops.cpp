@@ -28,6 +28,7 @@
 namespace kestrel::kernels {
 
 void gluRangeAvx512(const float* gate, const float* up, float* out, int64_t begin, int64_t end, GluKind kind);
+int64_t argmaxRowAvx512(const float* x, int64_t n);
 
 namespace {
 
@@ -97,17 +98,29 @@ void gluRangePortable(const float* gate, const float* up, float* out, int64_t be
     }
 }
 
-void gluRange(const float* gate, const float* up, float* out, int64_t begin, int64_t end, GluKind kind) {
-    // KESTREL_CPU_ISA=scalar|avx2 (tests) keeps the portable loop, as it does for matmul.
+// AVX-512 for the element-wise loops; KESTREL_CPU_ISA=scalar|avx2 (tests) keeps the
+// portable ones, as it does for matmul.
+bool elementwiseAvx512() {
     static const bool avx512 = [] {
         const char* isa = std::getenv("KESTREL_CPU_ISA");
         const std::string_view want = isa ? isa : "";
         return __builtin_cpu_supports("avx512f") && want != "scalar" && want != "avx2";
     }();
-    if (avx512)
+    return avx512;
+}
+
+void gluRange(const float* gate, const float* up, float* out, int64_t begin, int64_t end, GluKind kind) {
+    if (elementwiseAvx512())
         gluRangeAvx512(gate, up, out, begin, end, kind);
     else
         gluRangePortable(gate, up, out, begin, end, kind);
+}
+
+int64_t argmaxRowPortable(const float* x, int64_t n) {
+    int64_t best = 0;
+    for (int64_t i = 1; i < n; ++i)
+        if (x[i] > x[best]) best = i;
+    return best;
 }
 
 KESTREL_CLONES
@@ -147,6 +160,12 @@ void ropeRows(float* x, int64_t begin, int64_t end, int64_t cols, int headDim, c
 }
 
 }  // namespace
+
+int64_t argmaxRow(const float* x, int64_t n) {
+    // A NaN first wins for good (nothing is greater): the loop's answer, as for short rows.
+    const bool vector = n >= 32 && n <= INT32_MAX && !std::isnan(x[0]) && elementwiseAvx512();
+    return vector ? argmaxRowAvx512(x, n) : argmaxRowPortable(x, n);
+}
 
 void rmsNorm(const float* x, const float* gamma, float eps, float* y, int64_t rows, int64_t cols, int64_t groupSize,
              ThreadPool& pool) {

@@ -63,6 +63,12 @@ void glu(const float* gate, const float* up, float* out, int64_t n, GluKind kind
 // Vector helpers (n values; out may alias an input).
 void add(const float* a, const float* b, float* out, int64_t n);
 void scale(const float* x, float s, float* out, int64_t n);
+
+// The index of the largest of x[0..n) (n >= 1), the lowest index among equals:
+// greedy sampling's token. A value wins only by being greater than the best so
+// far, so a NaN never wins unless it is x[0] (runtime::argmax's and selectTop's
+// order, bit for bit).
+int64_t argmaxRow(const float* x, int64_t n);
 // x[r][c] += bias[c] for each of `rows` rows.
 void addBias(float* x, const float* bias, int64_t rows, int64_t cols);
 // In-place numerically stable softmax of n values.

@@ -37,6 +37,8 @@ public:
     Status upload(IndexTensor& dst, std::span<const int32_t> values) override;
     Status upload(Tensor& dst, std::span<const float> values) override;
     Status download(const Tensor& src, std::span<float> out) override;
+    // In place, rows in parallel; k = 1 (greedy) by kernels::argmaxRow.
+    Status downloadTop(const Tensor& src, int32_t k, std::span<TopLogit> out) override;
 
     void embed(const Weight& table, const IndexTensor& ids, Tensor& out) override;
     void matmul(const Weight& w, const Tensor& x, Tensor& y) override;

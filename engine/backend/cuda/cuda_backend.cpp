@@ -219,9 +219,8 @@ Status CudaBackend::download(const Tensor& src, std::span<float> out) {
 
 Status CudaBackend::downloadTop(const Tensor& src, int32_t k, std::span<TopLogit> out) {
     if (k > cuda::kTopKMax) return Backend::downloadTop(src, k, out);  // the host selects from whole rows
+    KESTREL_RETURN_IF_ERROR(checkTopArgs(src, k, out.size()));
     const int64_t rows = src.rows();
-    if (k <= 0 || k > src.cols() || static_cast<int64_t>(out.size()) != rows * k)
-        return Status(ErrorCode::InvalidArgument, "top-k download: k must be in [1, cols] and out rows * k long");
     KESTREL_RETURN_IF_ERROR(flush());
     auto& t = const_cast<CudaTensor&>(ct(src));
     const size_t bytes = sizeof(float2) * static_cast<size_t>(t.capacityRows()) * cuda::kTopKMax;

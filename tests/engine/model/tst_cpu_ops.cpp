@@ -122,6 +122,41 @@ class TestCpuOps : public QObject {
     ThreadPool pool_{2};
 
 private slots:
+    // argmaxRow against the first-greater loop (greedy sampling's definition) on rows with
+    // ties (values from a few levels), -inf, NaNs (first and elsewhere) and a partial last
+    // vector; the lengths cross the vector path's threshold (32) and its 16-value steps.
+    void argmaxRowMatchesFirstGreaterLoop() {
+        std::mt19937 rng(7);
+        const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+        int checked = 0;
+        for (int n : {1, 2, 15, 16, 17, 31, 32, 33, 47, 48, 64, 100, 301, 4099, 49152}) {
+            for (int kind = 0; kind < 6; ++kind) {
+                std::vector<float> x = kind == 1 ? std::vector<float>(size_t(n), 0.0f) : randomVec(size_t(n), rng);
+                std::uniform_int_distribution<int> at(0, n - 1), level(0, 3);
+                if (kind == 2)  // few distinct values: many ties, the lowest index must win
+                    for (float& v : x) v = float(level(rng));
+                if (kind == 3) {  // NaNs, not first
+                    for (int i = 0; i < 1 + n / 10; ++i) x[size_t(at(rng))] = nan;
+                    if (n > 1) x[0] = -1.0f;
+                }
+                if (kind == 4) {  // a NaN first wins for good
+                    x[0] = nan;
+                    x[size_t(at(rng))] = 100.0f;
+                }
+                if (kind == 5) std::fill(x.begin(), x.end(), -inf);
+                if (kind == 0) x[size_t(at(rng))] = 3.0f;  // one clear winner anywhere, the tail included
+                int64_t want = 0;
+                for (int64_t i = 1; i < n; ++i)
+                    if (x[size_t(i)] > x[size_t(want)]) want = i;
+                const int64_t got = argmaxRow(x.data(), n);
+                if (got != want) qWarning("n %d, case %d: got %lld, want %lld", n, kind, (long long)got, (long long)want);
+                QCOMPARE(got, want);
+                ++checked;
+            }
+        }
+        QCOMPARE(checked, 15 * 6);
+    }
+
     void rmsNormMatchesReference_data() {
         QTest::addColumn<int>("rows");
         QTest::addColumn<int>("cols");
