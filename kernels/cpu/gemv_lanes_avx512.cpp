@@ -119,11 +119,19 @@ inline void groupProduct(const uint8_t* w, size_t rowBytes, int blocks, const un
         for (int r = 0; r < R; ++r) dot[r] = start;
 #pragma GCC unroll 8
         for (int v = 0; v < V; ++v) {
-            const __m512i xl = _mm512_loadu_si512(a + v * 64);
+            __m512i xl = _mm512_loadu_si512(a + v * 64);
+            // With several tokens all 32 registers are taken (16 decoded weight vectors, 8
+            // accumulators, scales), and GCC then folds this load into each row's vpdpbusd:
+            // two loads per vector, which made the loads, not the multiplies, the limit. The
+            // empty asm pins the vector in a register: a whole-model 4-token step 6.3-6.4 ->
+            // 4.7-5.9 ms (kestrel-bench-matmul). One token keeps the folded form: pinned there
+            // too, the whole-model one-token rate from DRAM fell from 281-295 to 250-269 tok/s.
+            if constexpr (R > 1 && T > 1) asm("" : "+v"(xl));
 #pragma GCC unroll 8
             for (int r = 0; r < R; ++r) dot[r] = _mm512_dpbusd_epi32(dot[r], lo[r][v], xl);
             if constexpr (kNibbles) {
-                const __m512i xh = _mm512_loadu_si512(a + (Slots / 4 + v) * 64);
+                __m512i xh = _mm512_loadu_si512(a + (Slots / 4 + v) * 64);
+                if constexpr (R > 1 && T > 1) asm("" : "+v"(xh));
 #pragma GCC unroll 8
                 for (int r = 0; r < R; ++r) dot[r] = _mm512_dpbusd_epi32(dot[r], hi[r][v], xh);
             }
