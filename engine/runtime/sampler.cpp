@@ -1,5 +1,7 @@
 #include "sampler.h"
 
+#include "ops.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -46,10 +48,7 @@ uint64_t Rng::next() {
 double Rng::uniform() { return double(next() >> 11) * 0x1.0p-53; }
 
 TokenId argmax(std::span<const float> logits) {
-    TokenId best = 0;
-    for (size_t i = 1; i < logits.size(); ++i)
-        if (logits[i] > logits[best]) best = TokenId(i);
-    return best;
+    return logits.empty() ? 0 : TokenId(kernels::argmaxRow(logits.data(), static_cast<int64_t>(logits.size())));
 }
 
 Sampler::Sampler(const SamplingParams& params)

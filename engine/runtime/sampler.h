@@ -69,7 +69,7 @@ private:
     std::vector<std::pair<TokenId, int32_t>> counts_;
 };
 
-// Argmax with the lowest id winning ties: the reference for greedy decoding.
+// Argmax with the lowest id winning ties (greedy decoding; kernels::argmaxRow).
 TokenId argmax(std::span<const float> logits);
 
 }  // namespace kestrel

@@ -40,27 +40,20 @@ void gluRangeAvx512(const float* gate, const float* up, float* out, int64_t begi
 // argmaxRow (ops.h): 16 running maxima with the index where each was first
 // reached (a lane takes a value only when it is greater, in the ordered sense:
 // NaNs never), then the largest lane, the lowest index among equal lanes.
-// For 16 <= n < 2^31 and x[0] not a NaN (ops.cpp takes the others).
+// For 32 <= n < 2^31 and x[0] not a NaN (ops.cpp takes the others).
 int64_t argmaxRowAvx512(const float* x, int64_t n) {
     __m512 best = _mm512_set1_ps(-INFINITY);
     __m512i at = _mm512_setzero_si512();  // all -inf (or NaN) after x[0]: index 0 wins
     __m512i idx = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    const __m512i step = _mm512_set1_epi32(16);
+    auto take = [&](__m512 v) {
+        const __mmask16 gt = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ);
+        best = _mm512_mask_mov_ps(best, gt, v);
+        at = _mm512_mask_mov_epi32(at, gt, idx);
+        idx = _mm512_add_epi32(idx, _mm512_set1_epi32(16));
+    };
     int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        const __m512 v = _mm512_loadu_ps(x + i);
-        const __mmask16 gt = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ);
-        best = _mm512_mask_mov_ps(best, gt, v);
-        at = _mm512_mask_mov_epi32(at, gt, idx);
-        idx = _mm512_add_epi32(idx, step);
-    }
-    if (i < n) {
-        const __mmask16 tail = static_cast<__mmask16>((1u << (n - i)) - 1);
-        const __m512 v = _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), tail, x + i);
-        const __mmask16 gt = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ);
-        best = _mm512_mask_mov_ps(best, gt, v);
-        at = _mm512_mask_mov_epi32(at, gt, idx);
-    }
+    for (; i + 16 <= n; i += 16) take(_mm512_loadu_ps(x + i));
+    if (i < n) take(_mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), static_cast<__mmask16>((1u << (n - i)) - 1), x + i));
     const float top = _mm512_reduce_max_ps(best);
     const __mmask16 tops = _mm512_cmp_ps_mask(best, _mm512_set1_ps(top), _CMP_EQ_OQ);
     return _mm512_mask_reduce_min_epi32(tops, at);
