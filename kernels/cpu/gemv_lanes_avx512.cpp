@@ -171,7 +171,7 @@ inline void storeRowSums(__m512 (&acc)[T][R], float* y, int64_t yStride) {
 #pragma GCC unroll 2
             for (int r = 0; r < R; ++r) y[t * yStride + r] = _mm512_reduce_add_ps(acc[t][r]);
     } else {
-        // Slot k of the 4 x 2 tile: token k % 4's row k / 4 (zeros past T or R).
+        // Token t's row r as a tile of 4 tokens x 2 rows (zeros past T or R); its sum lands in out[4 t + r].
         auto at = [&](int t, int r) { return t < T && r < R ? acc[t][r] : _mm512_setzero_ps(); };
         // Halves: pair (a, b) -> [a.lo + a.hi | b.lo + b.hi] (8 lanes each).
         auto halves = [](__m512 a, __m512 b) {
