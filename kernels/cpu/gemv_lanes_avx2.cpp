@@ -153,8 +153,7 @@ void lanesRows(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols, co
 // lanes layout; false for types or token counts this file does not handle.
 bool rowsLanesAvx2(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
                    const QuantActivations& act, float* y, int64_t yStride) {
-    if (act.tokens < 1 || act.tokens > kLanesMaxTokens) return false;
-    return withLanesType(type, [&](auto t) { lanesRows<decltype(t)::value>(w, rowBytes, rows, cols, act, y, yStride); });
+    return withLanesCall(type, act.tokens, [&](auto t) { lanesRows<decltype(t)::value>(w, rowBytes, rows, cols, act, y, yStride); });
 }
 
 }  // namespace kestrel::kernels

@@ -5,6 +5,7 @@
 // which read the same bytes; no ISA-specific code here.
 #pragma once
 
+#include "lanes_layout.h"
 #include "quant_blocks.h"
 
 #include <algorithm>
@@ -50,9 +51,11 @@ LanesActivations& lanesActivationScratch();
 // caller's lambdas, so each ISA file instantiates its own):
 constexpr int kLanesTokensPerPass = 4;   // tokens applied to a row's decoded group in turn
 
-// fn(std::integral_constant<GgmlType, T>{}) for a type in the lanes layout; false for others.
+// A lanes GEMV call's dispatch: fn(std::integral_constant<GgmlType, T>{}) for a type in
+// the lanes layout and 1..kLanesMaxTokens tokens; false (nothing run) otherwise.
 template <typename Fn>
-bool withLanesType(GgmlType type, Fn&& fn) {
+bool withLanesCall(GgmlType type, int64_t tokens, Fn&& fn) {
+    if (tokens < 1 || tokens > kLanesMaxTokens) return false;
     switch (type) {
     case GgmlType::Q4_0: fn(std::integral_constant<GgmlType, GgmlType::Q4_0>{}); return true;
     case GgmlType::Q4_1: fn(std::integral_constant<GgmlType, GgmlType::Q4_1>{}); return true;
