@@ -90,6 +90,13 @@ kernels::KvView kvView(runtime::KvCache& kv, int layer, const KvBatch& batch) {
     return view;
 }
 
+// The rows of a shared product's weights together (for the op profile).
+int64_t sharedRows(std::span<const Backend::MatmulTarget> targets) {
+    int64_t rows = 0;
+    for (const Backend::MatmulTarget& t : targets) rows += t.w->rows();
+    return rows;
+}
+
 }  // namespace
 
 CpuBackend::CpuBackend(int threads, MatmulMode mode)
@@ -161,6 +168,7 @@ Status CpuBackend::download(const Tensor& src, std::span<float> out) {
 }
 
 Status CpuBackend::downloadTop(const Tensor& src, int32_t k, std::span<TopLogit> out) {
+    const auto timing = timed("top-k", src.rows());
     KESTREL_RETURN_IF_ERROR(checkTopArgs(src, k, out.size()));
     const int64_t cols = src.cols();
     const float* rows = data(src);
@@ -182,6 +190,7 @@ Status CpuBackend::downloadTop(const Tensor& src, int32_t k, std::span<TopLogit>
 }
 
 void CpuBackend::embed(const Weight& table, const IndexTensor& idx, Tensor& out) {
+    const auto timing = timed("embed", idx.size());
     const kernels::WeightMatrix& w = cw(table).matrix();
     out.setRows(idx.size());
     const int32_t* id = ids(idx);
@@ -194,6 +203,7 @@ void CpuBackend::matmulShared(const Tensor& x, std::span<const MatmulTarget> tar
         Backend::matmulShared(x, targets);
         return;
     }
+    const auto timing = timed("matmulShared", x.rows(), sharedRows(targets), x.cols());
     kernels::SharedProduct products[kernels::kMaxSharedProducts];
     for (size_t i = 0; i < targets.size(); ++i) {
         targets[i].y->setRows(x.rows());
@@ -203,6 +213,7 @@ void CpuBackend::matmulShared(const Tensor& x, std::span<const MatmulTarget> tar
 }
 
 void CpuBackend::matmul(const Weight& w, const Tensor& x, Tensor& y) {
+    const auto timing = timed("matmul", x.rows(), w.rows(), w.cols());
     y.setRows(x.rows());
     switch (matmulMode_) {
     case MatmulMode::Fast: {
@@ -222,15 +233,18 @@ void CpuBackend::matmul(const Weight& w, const Tensor& x, Tensor& y) {
 }
 
 void CpuBackend::addBias(Tensor& x, const Weight& bias) {
+    const auto timing = timed("addBias", x.rows());
     kernels::addBias(data(x), cw(bias).f32(), x.rows(), x.cols());
 }
 
 void CpuBackend::rmsNorm(const Tensor& x, const Weight& gamma, float eps, Tensor& y, int groupSize) {
+    const auto timing = timed("rmsNorm", x.rows());
     y.setRows(x.rows());
     kernels::rmsNorm(data(x), cw(gamma).f32(), eps, data(y), x.rows(), x.cols(), groupSize, *pool_);
 }
 
 void CpuBackend::rope(Tensor& x, int headDim, const IndexTensor& positions, const RopeParams& p) {
+    const auto timing = timed("rope", x.rows());
     kernels::RopeConfig cfg;
     cfg.dims = p.dims;
     cfg.base = p.base;
@@ -251,11 +265,13 @@ void CpuBackend::rope(Tensor& x, int headDim, const IndexTensor& positions, cons
 }
 
 void CpuBackend::storeKv(const Tensor& k, const Tensor& v, runtime::KvCache& kv, int layer, const KvBatch& batch) {
+    const auto timing = timed("storeKv", k.rows());
     kernels::storeKv(data(k), data(v), k.rows(), ids(*batch.positions), k.cols(), kvView(kv, layer, batch));
 }
 
 void CpuBackend::attention(const Tensor& q, runtime::KvCache& kv, int layer, const KvBatch& batch,
                            const AttentionParams& p, Tensor& out) {
+    const auto timing = timed("attention", q.rows());
     kernels::AttentionConfig cfg{p.heads, p.kvHeads, p.headDim, p.headDim, p.scale, p.slidingWindow, p.softcap};
     out.setRows(q.rows());
     kernels::attention(data(q), q.rows(), ids(*batch.positions), kvView(kv, layer, batch), cfg, data(out), *pool_);
@@ -292,21 +308,30 @@ Status CpuBackend::writeKv(runtime::KvCache& kv, std::span<const int32_t> table,
 }
 
 void CpuBackend::glu(const Tensor& gate, const Tensor& up, GluKind kind, Tensor& out) {
+    const auto timing = timed("glu", gate.rows());
     out.setRows(gate.rows());
     kernels::glu(data(gate), data(up), data(out), gate.rows() * gate.cols(),
                  kind == GluKind::Silu ? kernels::GluKind::Silu : kernels::GluKind::GeluTanh, *pool_);
 }
 
 void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& out) {
+    const auto timing = timed("add", a.rows());
     out.setRows(a.rows());
     kernels::add(data(a), data(b), data(out), a.rows() * a.cols());
 }
 
-void CpuBackend::scale(Tensor& x, float s) { kernels::scale(data(x), s, data(x), x.rows() * x.cols()); }
+void CpuBackend::scale(Tensor& x, float s) {
+    const auto timing = timed("scale", x.rows());
+    kernels::scale(data(x), s, data(x), x.rows() * x.cols());
+}
 
-void CpuBackend::softcap(Tensor& x, float cap) { kernels::softcap(data(x), x.rows() * x.cols(), cap); }
+void CpuBackend::softcap(Tensor& x, float cap) {
+    const auto timing = timed("softcap", x.rows());
+    kernels::softcap(data(x), x.rows() * x.cols(), cap);
+}
 
 void CpuBackend::copyRows(const Tensor& src, int64_t srcRow, int64_t count, Tensor& dst) {
+    const auto timing = timed("copyRows", count);
     dst.setRows(count);
     std::memcpy(data(dst), data(src) + srcRow * src.cols(), sizeof(float) * static_cast<size_t>(count * src.cols()));
 }

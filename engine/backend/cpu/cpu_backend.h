@@ -6,6 +6,7 @@
 #pragma once
 
 #include "backend.h"
+#include "cpu_op_profile.h"
 #include "thread_pool.h"
 
 namespace kestrel::backend {
@@ -69,6 +70,10 @@ private:
     std::unique_ptr<WeightArena> arena_;  // repacked weights (weight_arena.h)
     MatmulMode matmulMode_ = MatmulMode::Fast;
     int64_t decodeRows_ = 0;
+    std::unique_ptr<CpuOpProfile> profile_ = CpuOpProfile::fromEnvironment();  // null unless KESTREL_CPU_PROFILE
+    CpuOpProfile::Scope timed(const char* op, int64_t rows, int64_t wRows = 0, int64_t wCols = 0) {
+        return CpuOpProfile::Scope(profile_.get(), op, rows, wRows, wCols);
+    }
 };
 
 }  // namespace kestrel::backend
