@@ -101,6 +101,7 @@ struct RopeParams {
     float yarnExtFactor = 1.0f;
     float attnFactor = 1.0f;
     const Weight* freqFactors = nullptr;  // rope_freqs.weight (F32, dims/2), when the model has one
+    bool operator==(const RopeParams&) const = default;
 };
 
 // How the tokens of one step find their KV: token t sits at position

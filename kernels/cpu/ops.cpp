@@ -124,20 +124,12 @@ int64_t argmaxRowPortable(const float* x, int64_t n) {
 }
 
 KESTREL_CLONES
-void ropeRows(float* x, int64_t begin, int64_t end, int64_t cols, int headDim, const int32_t* positions, int dims,
-              bool neox, const float* invFreq, float mscale) {
-    constexpr int kMaxPairs = 512;
-    float cosv[kMaxPairs];
-    float sinv[kMaxPairs];
-    const int pairs = std::min(dims / 2, kMaxPairs);
+void ropeRows(float* x, int64_t begin, int64_t end, int64_t cols, int headDim, const RopeAngles& angles, bool neox) {
+    const int pairs = angles.pairs();
     const int64_t heads = cols / headDim;
     for (int64_t r = begin; r < end; ++r) {
-        const float pos = static_cast<float>(positions[r]);
-        for (int i = 0; i < pairs; ++i) {
-            const float theta = pos * invFreq[i];
-            cosv[i] = std::cos(theta) * mscale;
-            sinv[i] = std::sin(theta) * mscale;
-        }
+        const float* cosv = angles.cosOf(r);
+        const float* sinv = angles.sinOf(r);
         for (int64_t h = 0; h < heads; ++h) {
             float* v = x + r * cols + h * headDim;
             if (neox) {
@@ -233,25 +225,52 @@ float ropeFrequencies(const RopeConfig& cfg, float* invFreq) {
     return mscale;
 }
 
-void rope(float* x, int64_t rows, int64_t cols, int headDim, const int32_t* positions, int dims, bool neox,
-          const float* invFreq, float mscale, ThreadPool& pool) {
-    if (rows < 4) {
-        ropeRows(x, 0, rows, cols, headDim, positions, dims, neox, invFreq, mscale);
+bool RopeAngles::holds(const int32_t* positions, int64_t rows, const float* invFreq, int pairs, float mscale) const {
+    return pairs == pairs_ && mscale == mscale_ && rows == static_cast<int64_t>(positions_.size()) &&
+           std::equal(positions, positions + rows, positions_.begin()) &&
+           std::equal(invFreq, invFreq + pairs, invFreq_.begin());
+}
+
+void RopeAngles::fill(const int32_t* positions, int64_t rows, const float* invFreq, int pairs, float mscale) {
+    positions_.assign(positions, positions + rows);
+    invFreq_.assign(invFreq, invFreq + pairs);
+    mscale_ = mscale;
+    pairs_ = pairs;
+    cos_.resize(static_cast<size_t>(rows * pairs));
+    sin_.resize(cos_.size());
+    for (int64_t r = 0; r < rows; ++r) {
+        const float pos = static_cast<float>(positions[r]);
+        for (int i = 0; i < pairs; ++i) {
+            const float theta = pos * invFreq[i];
+            cos_[static_cast<size_t>(r * pairs + i)] = std::cos(theta) * mscale;
+            sin_[static_cast<size_t>(r * pairs + i)] = std::sin(theta) * mscale;
+        }
+    }
+}
+
+void rope(float* x, int64_t rows, int64_t cols, int headDim, const RopeAngles& angles, bool neox, ThreadPool& pool) {
+    // With the angles at hand a row is a few hundred multiply-adds: split only prefill-sized batches.
+    if (rows < 16) {
+        ropeRows(x, 0, rows, cols, headDim, angles, neox);
         return;
     }
     struct Args {
         float* x;
         int64_t cols;
         int headDim;
-        const int32_t* positions;
-        int dims;
+        const RopeAngles* angles;
         bool neox;
-        const float* invFreq;
-        float mscale;
-    } args{x, cols, headDim, positions, dims, neox, invFreq, mscale};
+    } args{x, cols, headDim, &angles, neox};
     pool.parallelFor(rows, [a = &args](int64_t b, int64_t e, int) {
-        ropeRows(a->x, b, e, a->cols, a->headDim, a->positions, a->dims, a->neox, a->invFreq, a->mscale);
+        ropeRows(a->x, b, e, a->cols, a->headDim, *a->angles, a->neox);
     });
+}
+
+void rope(float* x, int64_t rows, int64_t cols, int headDim, const int32_t* positions, int dims, bool neox,
+          const float* invFreq, float mscale, ThreadPool& pool) {
+    RopeAngles angles;
+    angles.fill(positions, rows, invFreq, dims / 2, mscale);
+    rope(x, rows, cols, headDim, angles, neox, pool);
 }
 
 void glu(const float* gate, const float* up, float* out, int64_t n, GluKind kind, ThreadPool& pool) {

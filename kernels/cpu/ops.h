@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace kestrel::kernels {
 
@@ -50,8 +51,31 @@ struct RopeConfig {
 // position, so it folds into the per-pair speed.
 float ropeFrequencies(const RopeConfig& cfg, float* invFreq);
 
+// The cos and sin (times mscale) of each row's position for each rotated pair:
+// what rope() applies. A decode step rotates the same positions in every layer
+// (Q and K of each), so a caller that keeps the table computes the angles once
+// per step instead of twice per layer (CpuBackend keeps two, for models that
+// alternate two RoPE bases).
+class RopeAngles {
+public:
+    // Whether the table is that of these positions, frequencies and mscale.
+    bool holds(const int32_t* positions, int64_t rows, const float* invFreq, int pairs, float mscale) const;
+    void fill(const int32_t* positions, int64_t rows, const float* invFreq, int pairs, float mscale);
+    int pairs() const { return pairs_; }
+    const float* cosOf(int64_t row) const { return cos_.data() + row * pairs_; }
+    const float* sinOf(int64_t row) const { return sin_.data() + row * pairs_; }
+
+private:
+    std::vector<int32_t> positions_;
+    std::vector<float> invFreq_, cos_, sin_;
+    float mscale_ = 0.0f;
+    int pairs_ = 0;
+};
+
 // Rotates, in place, every head of each row of x ([rows, cols], cols = heads * headDim)
-// by its token's position. invFreq/mscale from ropeFrequencies.
+// by the angles of its row (angles.pairs() pairs; the rest of a head passes through).
+void rope(float* x, int64_t rows, int64_t cols, int headDim, const RopeAngles& angles, bool neox, ThreadPool& pool);
+// The same from positions: invFreq/mscale from ropeFrequencies.
 void rope(float* x, int64_t rows, int64_t cols, int headDim, const int32_t* positions, int dims, bool neox,
           const float* invFreq, float mscale, ThreadPool& pool);
 

@@ -245,6 +245,17 @@ void CpuBackend::rmsNorm(const Tensor& x, const Weight& gamma, float eps, Tensor
 
 void CpuBackend::rope(Tensor& x, int headDim, const IndexTensor& positions, const RopeParams& p) {
     const auto timing = timed("rope", x.rows());
+    RopeEntry& e = ropeEntry(p);
+    if (!e.angles.holds(ids(positions), x.rows(), e.invFreq.data(), p.dims / 2, e.mscale))
+        e.angles.fill(ids(positions), x.rows(), e.invFreq.data(), p.dims / 2, e.mscale);
+    kernels::rope(data(x), x.rows(), x.cols(), headDim, e.angles, p.neox, *pool_);
+}
+
+CpuBackend::RopeEntry& CpuBackend::ropeEntry(const RopeParams& p) {
+    for (RopeEntry& e : rope_)
+        if (e.valid && e.params == p) return e;
+    RopeEntry& e = rope_[ropeNext_];
+    ropeNext_ = (ropeNext_ + 1) % rope_.size();
     kernels::RopeConfig cfg;
     cfg.dims = p.dims;
     cfg.base = p.base;
@@ -259,9 +270,11 @@ void CpuBackend::rope(Tensor& x, int headDim, const IndexTensor& positions, cons
     cfg.yarnExtFactor = p.yarnExtFactor;
     cfg.attnFactor = p.attnFactor;
     cfg.freqFactors = p.freqFactors ? cw(*p.freqFactors).f32() : nullptr;
-    float invFreq[512];
-    const float mscale = kernels::ropeFrequencies(cfg, invFreq);
-    kernels::rope(data(x), x.rows(), x.cols(), headDim, ids(positions), p.dims, p.neox, invFreq, mscale, *pool_);
+    e.mscale = kernels::ropeFrequencies(cfg, e.invFreq.data());
+    e.params = p;
+    e.valid = true;
+    e.angles = {};
+    return e;
 }
 
 void CpuBackend::storeKv(const Tensor& k, const Tensor& v, runtime::KvCache& kv, int layer, const KvBatch& batch) {

@@ -7,7 +7,10 @@
 
 #include "backend.h"
 #include "cpu_op_profile.h"
+#include "ops.h"
 #include "thread_pool.h"
+
+#include <array>
 
 namespace kestrel::backend {
 
@@ -70,6 +73,20 @@ private:
     std::unique_ptr<WeightArena> arena_;  // repacked weights (weight_arena.h)
     MatmulMode matmulMode_ = MatmulMode::Fast;
     int64_t decodeRows_ = 0;
+    // RoPE's frequencies per parameter set and the angles of the last positions rotated with them
+    // (kernels::RopeAngles): every layer of a step rotates Q and K at the same positions, so the
+    // frequencies (a pow per pair) and the angles (a cos and sin per pair and row) are computed once
+    // per step, not twice per layer. Two sets: Gemma 3 alternates local and global bases.
+    struct RopeEntry {
+        RopeParams params;
+        bool valid = false;
+        std::array<float, 512> invFreq{};
+        float mscale = 1.0f;
+        kernels::RopeAngles angles;
+    };
+    std::array<RopeEntry, 2> rope_;
+    size_t ropeNext_ = 0;
+    RopeEntry& ropeEntry(const RopeParams& p);
     std::unique_ptr<CpuOpProfile> profile_ = CpuOpProfile::fromEnvironment();  // null unless KESTREL_CPU_PROFILE
     CpuOpProfile::Scope timed(const char* op, int64_t rows, int64_t wRows = 0, int64_t wCols = 0) {
         return CpuOpProfile::Scope(profile_.get(), op, rows, wRows, wCols);

@@ -232,6 +232,42 @@ private slots:
         QVERIFY2(relErr(x, ref) < 5e-4, "rope error above 5e-4");
     }
 
+    // The CPU backend keeps RopeAngles across a step's layers: a table must answer only for
+    // exactly its positions, frequencies and mscale, and rows rotated in a batch (split over
+    // threads past 16 rows) must be those rotated one at a time, bit for bit.
+    void ropeAnglesAreKeptPerPositions() {
+        const int rows = 40, headDim = 64, dims = 64, cols = 2 * headDim;
+        std::mt19937 rng(7);
+        std::vector<int32_t> pos(rows);
+        std::uniform_int_distribution<int> pd(0, 8191);
+        for (int& p : pos) p = pd(rng);
+        RopeConfig cfg;
+        cfg.dims = dims;
+        std::vector<float> inv(dims / 2);
+        const float ms = ropeFrequencies(cfg, inv.data());
+        RopeAngles angles;
+        QVERIFY(!angles.holds(pos.data(), rows, inv.data(), dims / 2, ms));
+        angles.fill(pos.data(), rows, inv.data(), dims / 2, ms);
+        QVERIFY(angles.holds(pos.data(), rows, inv.data(), dims / 2, ms));
+        QVERIFY(!angles.holds(pos.data(), rows - 1, inv.data(), dims / 2, ms));
+        QVERIFY(!angles.holds(pos.data(), rows, inv.data(), dims / 2, ms * 2.0f));
+        auto moved = pos;
+        moved[rows - 1] += 1;
+        QVERIFY(!angles.holds(moved.data(), rows, inv.data(), dims / 2, ms));
+        auto slower = inv;
+        slower[3] *= 0.5f;
+        QVERIFY(!angles.holds(pos.data(), rows, slower.data(), dims / 2, ms));
+
+        const auto x = randomVec(static_cast<size_t>(rows * cols), rng);
+        auto batch = x;
+        rope(batch.data(), rows, cols, headDim, angles, true, pool_);
+        auto single = x;
+        for (int r = 0; r < rows; ++r)
+            rope(single.data() + r * cols, 1, cols, headDim, pos.data() + r, dims, true, inv.data(), ms, pool_);
+        QVERIFY(std::memcmp(batch.data(), single.data(), batch.size() * sizeof(float)) == 0);
+        QVERIFY(std::memcmp(batch.data(), x.data(), batch.size() * sizeof(float)) != 0);
+    }
+
     void ropeScalingFrequencies() {
         RopeConfig cfg;
         cfg.dims = 64;
