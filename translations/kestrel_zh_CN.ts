@@ -316,32 +316,33 @@
             <translation>助手</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="88" />
+            <location filename="../ui/MessageBubble.qml" line="114" />
             <source>The reply failed: %1</source>
             <translation>回复失败：%1</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="106" />
+            <location filename="../ui/MessageBubble.qml" line="55" />
+            <location filename="../ui/MessageBubble.qml" line="131" />
             <source>Copy</source>
             <translation>复制</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="113" />
+            <location filename="../ui/MessageBubble.qml" line="62" />
             <source>Edit</source>
             <translation>编辑</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="121" />
+            <location filename="../ui/MessageBubble.qml" line="138" />
             <source>Regenerate</source>
             <translation>重新生成</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="127" />
+            <location filename="../ui/MessageBubble.qml" line="144" />
             <source>stopped</source>
             <translation>已停止</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="134" />
+            <location filename="../ui/MessageBubble.qml" line="151" />
             <source>%1 tok/s</source>
             <translation>%1 词元/秒</translation>
         </message>
@@ -421,21 +422,36 @@
         </message>
         <message>
             <location filename="../ui/ModelInfoCard.qml" line="46" />
+            <source>KV cache</source>
+            <translation>KV 缓存</translation>
+        </message>
+        <message>
+            <location filename="../ui/ModelInfoCard.qml" line="49" />
+            <source>8-bit</source>
+            <translation>8 位</translation>
+        </message>
+        <message>
+            <location filename="../ui/ModelInfoCard.qml" line="49" />
+            <source>16-bit</source>
+            <translation>16 位</translation>
+        </message>
+        <message>
+            <location filename="../ui/ModelInfoCard.qml" line="51" />
             <source>Memory</source>
             <translation>内存</translation>
         </message>
         <message>
-            <location filename="../ui/ModelInfoCard.qml" line="49" />
+            <location filename="../ui/ModelInfoCard.qml" line="54" />
             <source>%1 (%2 tokens)</source>
             <translation>%1（%2 个词元）</translation>
         </message>
         <message>
-            <location filename="../ui/ModelInfoCard.qml" line="58" />
+            <location filename="../ui/ModelInfoCard.qml" line="63" />
             <source>Chat template: %1</source>
             <translation>聊天模板：%1</translation>
         </message>
         <message>
-            <location filename="../ui/ModelInfoCard.qml" line="67" />
+            <location filename="../ui/ModelInfoCard.qml" line="72" />
             <source>Architecture, quantization, trained context and memory appear once the model is loaded (Apply).</source>
             <translation>模型加载后（点击“应用”）将显示架构、量化方式、训练上下文和内存占用。</translation>
         </message>
@@ -509,17 +525,37 @@
             <translation>以词元计；0 表示使用训练上下文（最多 4096）。</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="84" />
+            <location filename="../ui/ModelSettings.qml" line="87" />
+            <source>KV cache</source>
+            <translation>KV 缓存</translation>
+        </message>
+        <message>
+            <location filename="../ui/ModelSettings.qml" line="88" />
+            <source>8-bit holds 1.8x the context in the same memory and speeds up long chats on the CPU, a little less exactly. CPU only: GPUs keep 16-bit.</source>
+            <translation>8 位在同样的内存中可容纳 1.8 倍的上下文，并让 CPU 上的长对话更快，精度略低。仅限 CPU：GPU 仍使用 16 位。</translation>
+        </message>
+        <message>
+            <location filename="../ui/ModelSettings.qml" line="93" />
+            <source>16-bit (exact to 1/2048)</source>
+            <translation>16 位（精确到 1/2048）</translation>
+        </message>
+        <message>
+            <location filename="../ui/ModelSettings.qml" line="94" />
+            <source>8-bit</source>
+            <translation>8 位</translation>
+        </message>
+        <message>
+            <location filename="../ui/ModelSettings.qml" line="103" />
             <source>Choose a model file</source>
             <translation>选择模型文件</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="85" />
+            <location filename="../ui/ModelSettings.qml" line="104" />
             <source>GGUF models (*.gguf)</source>
             <translation>GGUF 模型 (*.gguf)</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="85" />
+            <location filename="../ui/ModelSettings.qml" line="104" />
             <source>All files (*)</source>
             <translation>所有文件 (*)</translation>
         </message>
@@ -603,22 +639,22 @@
             <translation>设置</translation>
         </message>
         <message>
-            <location filename="../ui/SettingsDialog.qml" line="55" />
+            <location filename="../ui/SettingsDialog.qml" line="58" />
             <source>Close</source>
             <translation>关闭</translation>
         </message>
         <message>
-            <location filename="../ui/SettingsDialog.qml" line="119" />
+            <location filename="../ui/SettingsDialog.qml" line="122" />
             <source>Fix the fields marked in red to apply.</source>
             <translation>请先修正标红的字段再应用。</translation>
         </message>
         <message>
-            <location filename="../ui/SettingsDialog.qml" line="126" />
+            <location filename="../ui/SettingsDialog.qml" line="129" />
             <source>Cancel</source>
             <translation>取消</translation>
         </message>
         <message>
-            <location filename="../ui/SettingsDialog.qml" line="131" />
+            <location filename="../ui/SettingsDialog.qml" line="134" />
             <source>Apply</source>
             <translation>应用</translation>
         </message>
@@ -755,17 +791,17 @@
             <translation>尚未加载模型。请打开设置 (Ctrl+,) 选择一个。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="440" />
+            <location filename="../app/desktop/chat_controller.cpp" line="441" />
             <source>Unknown export format "%1".</source>
             <translation>未知的导出格式“%1”。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="444" />
+            <location filename="../app/desktop/chat_controller.cpp" line="445" />
             <source>Open a conversation to export, or export all of them.</source>
             <translation>请打开一个要导出的对话，或导出所有对话。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="475" />
+            <location filename="../app/desktop/chat_controller.cpp" line="476" />
             <source>Kestrel conversations</source>
             <translation>Kestrel 对话</translation>
         </message>
@@ -773,12 +809,12 @@
     <context>
         <name>kestrel::desktop::EngineWorker</name>
         <message>
-            <location filename="../app/desktop/engine_worker.cpp" line="132" />
+            <location filename="../app/desktop/engine_worker.cpp" line="157" />
             <source>No model is loaded. Open Settings (Ctrl+,) and choose a .gguf model file.</source>
             <translation>尚未加载模型。请打开设置 (Ctrl+,) 并选择一个 .gguf 模型文件。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/engine_worker.cpp" line="146" />
+            <location filename="../app/desktop/engine_worker.cpp" line="172" />
             <source>The chat template failed: %1</source>
             <translation>聊天模板出错：%1</translation>
         </message>
@@ -786,97 +822,102 @@
     <context>
         <name>kestrel::desktop::SettingsModel</name>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="122" />
+            <location filename="../app/desktop/settings_model.cpp" line="125" />
             <source>Choose a model file (.gguf).</source>
             <translation>请选择一个模型文件 (.gguf)。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="124" />
+            <location filename="../app/desktop/settings_model.cpp" line="127" />
             <source>%1 does not exist or is not a file.</source>
             <translation>%1 不存在或不是文件。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="126" />
+            <location filename="../app/desktop/settings_model.cpp" line="129" />
             <source>%1 cannot be read; check its permissions.</source>
             <translation>无法读取 %1，请检查其权限。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="128" />
+            <location filename="../app/desktop/settings_model.cpp" line="131" />
             <source>Kestrel reads GGUF models; this file does not end in .gguf.</source>
             <translation>Kestrel 读取 GGUF 模型；此文件的扩展名不是 .gguf。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="130" />
+            <location filename="../app/desktop/settings_model.cpp" line="133" />
             <source>The draft model %1 does not exist.</source>
             <translation>草稿模型 %1 不存在。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="132" />
+            <location filename="../app/desktop/settings_model.cpp" line="135" />
             <source>Choose CPU, one CUDA GPU or several GPUs.</source>
             <translation>请选择 CPU、单个 CUDA GPU 或多个 GPU。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="135" />
+            <location filename="../app/desktop/settings_model.cpp" line="137" />
+            <source>Choose 16-bit or 8-bit.</source>
+            <translation>请选择 16 位或 8 位。</translation>
+        </message>
+        <message>
+            <location filename="../app/desktop/settings_model.cpp" line="140" />
             <source>Use 0 for the model's default, or a positive number of tokens.</source>
             <translation>填 0 使用模型默认值，或填一个正的词元数。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="137" />
+            <location filename="../app/desktop/settings_model.cpp" line="142" />
             <source>At least 256 tokens are needed for a conversation.</source>
             <translation>对话至少需要 256 个词元。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="140" />
+            <location filename="../app/desktop/settings_model.cpp" line="145" />
             <source>The model was trained on %1 tokens; a longer context produces garbage. Use %1 or less.</source>
             <translation>该模型的训练上下文为 %1 个词元；更长的上下文会产生乱码。请使用 %1 或更小的值。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="142" />
+            <location filename="../app/desktop/settings_model.cpp" line="147" />
             <source>Between 0 (always the likeliest token) and 5.</source>
             <translation>介于 0（总是选择概率最高的词元）和 5 之间。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="143" />
+            <location filename="../app/desktop/settings_model.cpp" line="148" />
             <source>0 turns top-k off; otherwise up to 100000.</source>
             <translation>0 表示关闭 top-k；否则最大为 100000。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="144" />
+            <location filename="../app/desktop/settings_model.cpp" line="149" />
             <source>Above 0 and at most 1 (1 turns top-p off).</source>
             <translation>大于 0 且不超过 1（1 表示关闭 top-p）。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="145" />
+            <location filename="../app/desktop/settings_model.cpp" line="150" />
             <source>At least 0 (off) and below 1.</source>
             <translation>不小于 0（关闭）且小于 1。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="147" />
+            <location filename="../app/desktop/settings_model.cpp" line="152" />
             <source>Between 0.5 and 3; 1 turns the penalty off.</source>
             <translation>介于 0.5 和 3 之间；1 表示关闭惩罚。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="150" />
+            <location filename="../app/desktop/settings_model.cpp" line="155" />
             <source>A whole number from 0 (a new random seed each reply) up to 2^64-1.</source>
             <translation>0（每次回复使用新的随机种子）到 2^64-1 之间的整数。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="152" />
+            <location filename="../app/desktop/settings_model.cpp" line="157" />
             <source>A positive number of tokens, or -1 for no limit but the context.</source>
             <translation>正的词元数，或填 -1 表示仅受上下文限制。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="154" />
+            <location filename="../app/desktop/settings_model.cpp" line="159" />
             <source>A reply cannot be longer than the context (%1 tokens).</source>
             <translation>回复不能超过上下文长度（%1 个词元）。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="158" />
+            <location filename="../app/desktop/settings_model.cpp" line="163" />
             <source>This does not look like a Jinja chat template ({{ ... }} / {% ... %}).</source>
             <translation>这看起来不像 Jinja 聊天模板（{{ ... }} / {% ... %}）。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="160" />
+            <location filename="../app/desktop/settings_model.cpp" line="165" />
             <source>Unknown language.</source>
             <translation>未知语言。</translation>
         </message>

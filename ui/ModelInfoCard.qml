@@ -43,6 +43,11 @@ Rectangle {
         Value { text: card.info.fileType || ""; visible: card.info.loaded === true }
         Key { text: qsTr("Trained context"); visible: card.info.loaded === true }
         Value { text: qsTr("%1 tokens").arg(card.info.trainedContext || 0); visible: card.info.loaded === true }
+        Key { text: qsTr("KV cache"); visible: card.info.loaded === true }
+        Value {
+            visible: card.info.loaded === true
+            text: card.info.kvCache === "int8" ? qsTr("8-bit") : qsTr("16-bit")
+        }
         Key { text: qsTr("Memory"); visible: card.info.loaded === true }
         Value {
             visible: card.info.loaded === true

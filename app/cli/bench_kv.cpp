@@ -193,7 +193,8 @@ int runKvBench(Args& args, const KvBenchPlan& plan) {
 
     const ModelInfo& info = model->info();
     if (plan.json) {
-        std::string out = "{\"model\": \"" + info.name + "\", \"backend\": \"" + info.backend + "\"";
+        std::string out = "{\"model\": \"" + info.name + "\", \"backend\": \"" + info.backend + "\", \"kv_cache\": \"" +
+                          kvPrecisionName(info.kvPrecision) + "\"";
         char buf[160];
         std::snprintf(buf, sizeof buf, ", \"turn_tokens\": %d, \"repeat\": %d", plan.turnTokens, plan.repeat);
         out += buf;

@@ -111,13 +111,14 @@ int runBench(int argc, char** argv) {
     const double gbS = decodeTokS * double(info.weightBytesPerToken) / 1e9;
 
     if (args.has("--json")) {
-        std::printf("{\"model\": \"%s\", \"backend\": \"%s\", \"prompt_tokens\": %lld, \"gen_tokens\": %lld, "
-                    "\"prefill_tok_s\": %.2f, \"decode_tok_s\": %.2f, \"gb_s\": %.3f, "
+        std::printf("{\"model\": \"%s\", \"backend\": \"%s\", \"kv_cache\": \"%s\", \"prompt_tokens\": %lld, "
+                    "\"gen_tokens\": %lld, \"prefill_tok_s\": %.2f, \"decode_tok_s\": %.2f, \"gb_s\": %.3f, "
                     "\"weight_bytes_per_token\": %llu, \"repeat\": %lld}\n",
-                    info.name.c_str(), info.backend.c_str(), *promptTokens, *genTokens, prefillTokS, decodeTokS,
-                    gbS, (unsigned long long)info.weightBytesPerToken, *repeat);
+                    info.name.c_str(), info.backend.c_str(), kvPrecisionName(info.kvPrecision), *promptTokens,
+                    *genTokens, prefillTokS, decodeTokS, gbS, (unsigned long long)info.weightBytesPerToken, *repeat);
     } else {
-        std::printf("model:    %s (%s, %s)\n", info.name.c_str(), info.fileType.c_str(), info.backend.c_str());
+        std::printf("model:    %s (%s, %s, %s KV cache)\n", info.name.c_str(), info.fileType.c_str(),
+                    info.backend.c_str(), kvPrecisionName(info.kvPrecision));
         std::printf("prefill:  %8.1f tok/s  (%lld tokens)\n", prefillTokS, *promptTokens);
         std::printf("decode:   %8.1f tok/s  (%lld tokens)\n", decodeTokS, *genTokens);
         std::printf("weights:  %8.2f GB/s   (%.1f MB read per token)\n", gbS, info.weightBytesPerToken / 1e6);

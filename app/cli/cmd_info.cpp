@@ -34,7 +34,7 @@ int runInfo(int argc, char** argv) {
     for (const auto& [type, count] : i.tensorTypes) std::printf(" %s x%d", type.c_str(), count);
     std::printf("\n");
     std::printf("chat template:   %s\n", i.chatTemplate.empty() ? "none (ChatML fallback)" : "embedded");
-    std::printf("KV per token:    %llu bytes\n", (unsigned long long)i.kvBytesPerToken);
+    std::printf("KV per token:    %llu bytes (%s)\n", (unsigned long long)i.kvBytesPerToken, kvPrecisionName(i.kvPrecision));
     for (int32_t ctx : {2048, 4096, i.trainedContext}) {
         if (ctx <= 0) continue;
         std::printf("memory @ %6d: %s\n", ctx, mib(i.memoryEstimate(ctx)).c_str());

@@ -5,7 +5,7 @@
 namespace kestrel::cli {
 
 std::vector<std::vector<std::string>> modelFlags() {
-    return {{"-m", "--model"}, {"-t", "--threads"}, {"--device"}};
+    return {{"-m", "--model"}, {"-t", "--threads"}, {"--device"}, {"--kv"}};
 }
 
 int usageError(const std::string& command, const std::string& message) {
@@ -28,6 +28,13 @@ std::shared_ptr<Model> loadModel(Args& args, bool showProgress, const std::funct
         return nullptr;
     }
     options.threads = int32_t(*threads);
+    const std::string kv = args.value("--kv", "f16");
+    if (kv == "int8") {
+        options.kvPrecision = KvPrecision::Int8;
+    } else if (kv != "f16") {
+        std::fprintf(stderr, "kestrel-cli: --kv takes f16 or int8, not '%s'\n", kv.c_str());
+        return nullptr;
+    }
     if (options.path.empty()) {
         std::fprintf(stderr, "kestrel-cli: no model given (-m FILE)\n");
         return nullptr;

@@ -18,15 +18,16 @@ struct Command {
 constexpr Command kCommands[] = {
     {"generate", kestrel::cli::runGenerate,
      "generate -m FILE -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--min-p P]\n"
-     "           [--repeat-penalty R] [--seed S] [--threads K] [--device D] [--tokens]\n"
+     "           [--repeat-penalty R] [--seed S] [--threads K] [--device D] [--kv f16|int8] [--tokens]\n"
      "           [--stop STR] [--ctx N]   continue the raw prompt (no chat template)"},
     {"tokenize", kestrel::cli::runTokenize, "tokenize -m FILE TEXT [--no-special]   print token ids"},
     {"bench", kestrel::cli::runBench,
-     "bench -m FILE [-p 512] [-n 128] [--threads K] [--device D] [--repeat R] [--json]"},
+     "bench -m FILE [-p 512] [-n 128] [--threads K] [--device D] [--kv f16|int8] [--repeat R] [--json]"},
     {"info", kestrel::cli::runInfo, "info -m FILE   architecture, hyperparameters, tensor types, memory"},
     {"synth", kestrel::cli::runSynth, "synth -o FILE --shape llama3-8b|llama2-7b|llama3-70b|smollm2-135m [--type q4_0] [--layers N] [--seed S]   random-weight GGUF"},
     {"chat", kestrel::cli::runChat,
-     "chat [-m FILE] [--system TEXT] [--template FILE] [--temp T] [--seed S] [--threads K] [-n N]   terminal chat"},
+     "chat [-m FILE] [--system TEXT] [--template FILE] [--temp T] [--seed S] [--threads K] [--kv f16|int8] [-n N]\n"
+     "           terminal chat"},
     {"template", kestrel::cli::runTemplate,
      "template -m FILE --messages FILE.json [--template FILE] [--tokens]   print the rendered chat prompt"},
 };

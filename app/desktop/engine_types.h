@@ -14,6 +14,7 @@ struct ModelLoadRequest {
     QString path;
     QString device = QStringLiteral("cpu");  // "cpu", "cuda", "split"
     int threads = 0;                         // 0: one per core
+    QString kvCache = QStringLiteral("f16");  // "f16" or "int8" (LoadOptions::kvPrecision)
     int contextLength = 0;                   // 0: trained context, capped at 4096
     QString chatTemplate;                    // overrides the model's template when not empty
     // KV snapshots of conversations (kept across restarts); empty: off.
@@ -41,6 +42,7 @@ struct GenerationRequest {
 // What the UI shows about a loaded model (from kestrel::ModelInfo).
 struct ModelSummary {
     QString path, name, architecture, fileType, backend;
+    QString kvCache;            // what the engine used: "f16" or "int8" (int8 is CPU-only)
     quint64 fileBytes = 0;
     quint64 parameterCount = 0;
     int trainedContext = 0;

@@ -14,6 +14,7 @@ QVariantMap ModelSummary::toVariantMap() const {
         {QStringLiteral("architecture"), architecture},
         {QStringLiteral("fileType"), fileType},
         {QStringLiteral("backend"), backend},
+        {QStringLiteral("kvCache"), kvCache},
         {QStringLiteral("fileBytes"), double(fileBytes)},
         {QStringLiteral("parameterCount"), double(parameterCount)},
         {QStringLiteral("trainedContext"), trainedContext},
@@ -100,6 +101,7 @@ void EngineWorker::loadModel(const ModelLoadRequest& request) {
     // the engine answers with an actionable error where there is none.
     options.device = request.device == QLatin1String("split") ? std::string("cuda") : request.device.toStdString();
     options.threads = request.threads;
+    options.kvPrecision = request.kvCache == QLatin1String("int8") ? KvPrecision::Int8 : KvPrecision::Half;
     options.snapshotDir = request.snapshotDir.toStdString();
     options.onProgress = [this](float fraction) {
         emit loadProgress(double(fraction));
@@ -125,6 +127,7 @@ void EngineWorker::loadModel(const ModelLoadRequest& request) {
     summary.architecture = fromStd(info.architecture);
     summary.fileType = fromStd(info.fileType);
     summary.backend = fromStd(info.backend);
+    summary.kvCache = QString::fromLatin1(kvPrecisionName(info.kvPrecision));
     summary.fileBytes = info.fileBytes;
     summary.parameterCount = info.parameterCount;
     summary.trainedContext = info.trainedContext;

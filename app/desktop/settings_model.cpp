@@ -57,6 +57,7 @@ void SettingsModel::loadModelValues(const QString& path) {
     settings_->beginGroup(groupFor(path));
     draftModelPath_ = settings_->value(QStringLiteral("draftModelPath")).toString();
     device_ = settings_->value(QStringLiteral("device"), QStringLiteral("cpu")).toString();
+    kvCache_ = settings_->value(QStringLiteral("kvCache"), QStringLiteral("f16")).toString();
     contextLength_ = settings_->value(QStringLiteral("contextLength"), 0).toInt();
     temperature_ = settings_->value(QStringLiteral("temperature"), 0.7).toDouble();
     topK_ = settings_->value(QStringLiteral("topK"), 40).toInt();
@@ -132,6 +133,8 @@ bool SettingsModel::validate() {
         e[QStringLiteral("draftModelPath")] = tr("The draft model %1 does not exist.").arg(draftModelPath_);
     if (device_ != QLatin1String("cpu") && device_ != QLatin1String("cuda") && device_ != QLatin1String("split"))
         e[QStringLiteral("device")] = tr("Choose CPU, one CUDA GPU or several GPUs.");
+    if (kvCache_ != QLatin1String("f16") && kvCache_ != QLatin1String("int8"))
+        e[QStringLiteral("kvCache")] = tr("Choose 16-bit or 8-bit.");
     const int trained = trainedContext();
     if (contextLength_ < 0)
         e[QStringLiteral("contextLength")] = tr("Use 0 for the model's default, or a positive number of tokens.");
@@ -176,6 +179,7 @@ bool SettingsModel::apply() {
     settings_->beginGroup(groupFor(modelPath_));
     settings_->setValue(QStringLiteral("draftModelPath"), localPath(draftModelPath_));
     settings_->setValue(QStringLiteral("device"), device_);
+    settings_->setValue(QStringLiteral("kvCache"), kvCache_);
     settings_->setValue(QStringLiteral("contextLength"), contextLength_);
     settings_->setValue(QStringLiteral("temperature"), temperature_);
     settings_->setValue(QStringLiteral("topK"), topK_);
@@ -236,6 +240,7 @@ ModelLoadRequest SettingsModel::appliedLoadRequest() const {
     r.path = appliedModelPath();
     const QString group = groupFor(r.path);
     r.device = settings_->value(group + QStringLiteral("/device"), QStringLiteral("cpu")).toString();
+    r.kvCache = settings_->value(group + QStringLiteral("/kvCache"), QStringLiteral("f16")).toString();
     r.contextLength = settings_->value(group + QStringLiteral("/contextLength"), 0).toInt();
     r.chatTemplate = settings_->value(group + QStringLiteral("/chatTemplate")).toString();
     r.snapshotDir = QStandardPaths::writableLocation(QStandardPaths::CacheLocation) + QStringLiteral("/kv-snapshots");

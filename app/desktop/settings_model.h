@@ -26,6 +26,7 @@ class SettingsModel : public QObject {
     Q_PROPERTY(QString modelPath READ modelPath WRITE setModelPath NOTIFY modelPathChanged)
     Q_PROPERTY(QString draftModelPath MEMBER draftModelPath_ NOTIFY edited)
     Q_PROPERTY(QString device MEMBER device_ NOTIFY edited)
+    Q_PROPERTY(QString kvCache MEMBER kvCache_ NOTIFY edited)  // "f16", "int8" (CPU only)
     Q_PROPERTY(int contextLength MEMBER contextLength_ NOTIFY edited)
     Q_PROPERTY(double temperature MEMBER temperature_ NOTIFY edited)
     Q_PROPERTY(int topK MEMBER topK_ NOTIFY edited)
@@ -69,7 +70,7 @@ public:
     void fillGenerationRequest(GenerationRequest* request) const;
     QVariantMap appliedSamplingJson() const;
     QString appliedSystemPrompt() const;
-    // Path, device and context length of the applied settings.
+    // Path, device, KV cache precision and context length of the applied settings.
     ModelLoadRequest appliedLoadRequest() const;
 
     Q_INVOKABLE bool validate();
@@ -93,7 +94,7 @@ private:
     void loadAll();
 
     QSettings* settings_;
-    QString modelPath_, draftModelPath_, device_, seed_, systemPrompt_, chatTemplate_, language_, theme_;
+    QString modelPath_, draftModelPath_, device_, kvCache_, seed_, systemPrompt_, chatTemplate_, language_, theme_;
     int contextLength_ = 0, topK_ = 40, maxTokens_ = 512;
     double temperature_ = 0.7, topP_ = 0.95, minP_ = 0.05, repeatPenalty_ = 1.0;
     QVariantMap errors_;

@@ -10,6 +10,10 @@ Status validateKvSpec(const KvCacheSpec& spec) {
     if (spec.layers <= 0 || spec.kvHeads <= 0 || spec.headDim <= 0 || spec.capacity <= 0 || spec.blockTokens <= 0)
         return Status(ErrorCode::InvalidArgument,
                       "KV cache: layers, heads, head size, capacity and block size must be positive");
+    if (spec.storage == KvStorage::Q8 && spec.headDim % kKvQ8Block != 0)
+        return Status(ErrorCode::Unsupported, "KV cache: 8-bit storage needs a head size that is a multiple of " +
+                                                  std::to_string(kKvQ8Block) + ", the model's is " +
+                                                  std::to_string(spec.headDim));
     const uint64_t limit = std::numeric_limits<size_t>::max() / 4;
     if (static_cast<uint64_t>(spec.blocks()) * static_cast<uint64_t>(spec.blockTokens) >
         limit / spec.rowBytes() / static_cast<uint64_t>(spec.layers) / 2)
@@ -54,7 +58,12 @@ ContiguousKvCache::~ContiguousKvCache() { std::free(memory_); }
 
 KvLayer ContiguousKvCache::layer(int index) {
     auto* base = static_cast<uint8_t*>(memory_) + static_cast<size_t>(index) * 2 * layerBytes_;
-    return KvLayer{base, base + layerBytes_, static_cast<int64_t>(spec_.kvHeads) * spec_.headDim, spec_.blockTokens};
+    KvLayer l{base, base + layerBytes_, static_cast<int64_t>(spec_.kvHeads) * spec_.headDim, spec_.blockTokens};
+    if (spec_.storage == KvStorage::Q8) {
+        l.kScales = reinterpret_cast<float*>(base + spec_.scaleOffset());
+        l.vScales = reinterpret_cast<float*>(base + layerBytes_ + spec_.scaleOffset());
+    }
+    return l;
 }
 
 }  // namespace kestrel::runtime

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <ctime>
 #include <dirent.h>
 #include <fcntl.h>
@@ -24,7 +25,8 @@
 namespace kestrel::runtime {
 
 static_assert(std::endian::native == std::endian::little, "snapshot files and payloads are little-endian");
-static_assert(static_cast<int>(KvStorage::F32) == 0 && static_cast<int>(KvStorage::F16) == 1,
+static_assert(static_cast<int>(KvStorage::F32) == 0 && static_cast<int>(KvStorage::F16) == 1 &&
+                  static_cast<int>(KvStorage::Q8) == 2,
               "snapshot tags store KvStorage as these integers");
 
 namespace {
@@ -67,11 +69,13 @@ T get(const uint8_t* in, size_t offset) {
     return value;
 }
 
-uint64_t elementBytes(int32_t storage) {
+// The storage a tag names, if it is one this engine knows.
+std::optional<KvStorage> knownStorage(int32_t storage) {
     switch (storage) {
-        case static_cast<int32_t>(KvStorage::F32): return 4;
-        case static_cast<int32_t>(KvStorage::F16): return 2;
-        default: return 0;
+        case static_cast<int32_t>(KvStorage::F32): return KvStorage::F32;
+        case static_cast<int32_t>(KvStorage::F16): return KvStorage::F16;
+        case static_cast<int32_t>(KvStorage::Q8): return KvStorage::Q8;
+        default: return std::nullopt;
     }
 }
 
@@ -79,8 +83,16 @@ const char* storageName(int32_t storage) {
     switch (storage) {
         case static_cast<int32_t>(KvStorage::F32): return "F32";
         case static_cast<int32_t>(KvStorage::F16): return "F16";
+        case static_cast<int32_t>(KvStorage::Q8): return "Q8";
         default: return "unknown";
     }
+}
+
+// Whether a tag describes KV rows this engine can lay out.
+bool layoutKnown(const SnapshotTag& tag) {
+    const auto storage = knownStorage(tag.kvStorage);
+    return storage && tag.layers > 0 && tag.kvHeads > 0 && tag.headDim > 0 &&
+           (*storage != KvStorage::Q8 || tag.headDim % kKvQ8Block == 0);
 }
 
 uint64_t headerBytesFor(const SnapshotTag& tag) {
@@ -88,10 +100,11 @@ uint64_t headerBytesFor(const SnapshotTag& tag) {
 }
 
 Status checkTag(const SnapshotTag& tag) {
-    if (elementBytes(tag.kvStorage) == 0)
+    if (!knownStorage(tag.kvStorage))
         return Status(ErrorCode::InvalidArgument, "snapshot tag: unknown KV storage " + std::to_string(tag.kvStorage));
-    if (tag.layers <= 0 || tag.kvHeads <= 0 || tag.headDim <= 0)
-        return Status(ErrorCode::InvalidArgument, "snapshot tag: layers, KV heads and head dimension must be positive");
+    if (!layoutKnown(tag))
+        return Status(ErrorCode::InvalidArgument, "snapshot tag: layers, KV heads and head dimension must be positive "
+                                                  "(the head dimension a multiple of 32 for Q8)");
     if (std::max(tag.modelFingerprint.size(), tag.engineVersion.size()) > kSnapshotMaxTagStringBytes)
         return Status(ErrorCode::InvalidArgument, "snapshot tag: model fingerprint and engine version must be at most " +
                                                       std::to_string(kSnapshotMaxTagStringBytes) + " bytes");
@@ -304,10 +317,10 @@ SnapshotTag makeSnapshotTag(std::string modelFingerprint, std::string engineVers
 }
 
 uint64_t snapshotPayloadBytes(const SnapshotTag& tag, int64_t tokens) {
-    const uint64_t element = elementBytes(tag.kvStorage);
-    if (element == 0 || tag.layers <= 0 || tag.kvHeads <= 0 || tag.headDim <= 0 || tokens < 0) return 0;
-    uint64_t bytes = element * 2;
-    for (uint64_t factor : {uint64_t(tag.layers), uint64_t(tokens), uint64_t(tag.kvHeads), uint64_t(tag.headDim)})
+    if (!layoutKnown(tag) || tokens < 0) return 0;
+    // One position's row of one head: headDim <= 2^31 values, so this cannot overflow.
+    uint64_t bytes = kvRowBytes(*knownStorage(tag.kvStorage), 1, tag.headDim) * 2;
+    for (uint64_t factor : {uint64_t(tag.layers), uint64_t(tokens), uint64_t(tag.kvHeads)})
         if (__builtin_mul_overflow(bytes, factor, &bytes)) return 0;
     return bytes;
 }
@@ -315,7 +328,7 @@ uint64_t snapshotPayloadBytes(const SnapshotTag& tag, int64_t tokens) {
 uint64_t snapshotFileBytes(const SnapshotTag& tag, int64_t tokens) {
     const uint64_t payload = snapshotPayloadBytes(tag, tokens);
     if (payload == 0 && tokens != 0) return 0;
-    if (elementBytes(tag.kvStorage) == 0 || tag.layers <= 0 || tag.kvHeads <= 0 || tag.headDim <= 0) return 0;
+    if (!layoutKnown(tag)) return 0;
     uint64_t bytes = headerBytesFor(tag) + static_cast<uint64_t>(tokens) * sizeof(int32_t);
     if (__builtin_add_overflow(bytes, payload, &bytes)) return 0;
     return bytes;

@@ -48,7 +48,7 @@ constexpr uint32_t kSnapshotMaxTagStringBytes = 4096;  // per string of the tag
 struct SnapshotTag {
     std::string modelFingerprint;   // modelFingerprint(path) of the GGUF file, hex
     std::string engineVersion;      // kestrel engine version + KV layout version string
-    int32_t kvStorage = 0;          // KvStorage as int (F32=0, F16=1; see kv_cache.h)
+    int32_t kvStorage = 0;          // KvStorage as int (F32=0, F16=1, Q8=2; see kv_cache.h)
     int32_t layers = 0, kvHeads = 0, headDim = 0;
 
     bool operator==(const SnapshotTag&) const = default;

@@ -36,6 +36,10 @@ Result<runtime::KvPoolOptions> kvPoolOptionsFor(const LoadOptions& load, const m
     o.modelPath = load.path;
     const int64_t trained = c.contextLength > 0 ? c.contextLength : 4096;
     const bool gpu = be.name().rfind("cuda", 0) == 0;
+    // 8-bit rows need a head size that is a multiple of the scale block, and the CPU's kernels.
+    o.storage = load.kvPrecision == KvPrecision::Int8 && !gpu && c.headDim % runtime::kKvQ8Block == 0
+                    ? runtime::KvStorage::Q8
+                    : runtime::KvStorage::F16;
     const auto perToken = static_cast<double>(model::kvCacheSpecFor(c, 1, o.storage).bytesPerToken());
     if (load.kvPoolTokens < 0) return Status(ErrorCode::InvalidArgument, "kvPoolTokens must be >= 0");
     if (load.kvPoolTokens > 0) {
@@ -91,6 +95,8 @@ Result<std::shared_ptr<Model>> Model::load(const LoadOptions& options) {
     auto pool = runtime::KvPool::create(impl->loaded, *impl->backend, poolOptions.value());
     if (!pool) return pool.status();
     impl->pool = std::move(pool).value();
+    impl->info.kvPrecision = poolOptions->storage == runtime::KvStorage::Q8 ? KvPrecision::Int8 : KvPrecision::Half;
+    impl->info.kvBytesPerToken = model::kvCacheSpecFor(impl->loaded->config(), 1, poolOptions->storage).bytesPerToken();
     if (!options.snapshotDir.empty())
         impl->snapshots = std::make_unique<runtime::SnapshotStore>(options.snapshotDir, options.snapshotMaxBytes);
     if (options.onProgress) options.onProgress(1.0f);
@@ -125,6 +131,8 @@ std::optional<TokenId> Model::findToken(std::string_view text) const {
     if (!impl_->tokenizer) return std::nullopt;
     return impl_->tokenizer->findToken(text);
 }
+
+const char* kvPrecisionName(KvPrecision precision) { return precision == KvPrecision::Int8 ? "int8" : "f16"; }
 
 const char* stopReasonName(StopReason reason) {
     switch (reason) {

@@ -105,7 +105,12 @@ void softcap(float* x, int64_t n, float cap);
 // head h starts at element (table[p / blockTokens] * blockTokens + p % blockTokens)
 // * rowStride + h * headDim. With tables == nullptr the cache is one
 // contiguous slab (element p * rowStride), as tests use it.
-enum class KvType { F32, F16 };
+//
+// Q8: element e is the int8 code k[e] times kScales[e / kKvQ8Block] (one scale
+// per 32 values of a head's row; needs headDim % 32 == 0), as
+// runtime/kv_cache.h lays an 8-bit slab out.
+enum class KvType { F32, F16, Q8 };
+constexpr int kKvQ8Block = 32;
 
 struct KvView {
     KvType type = KvType::F32;
@@ -116,6 +121,8 @@ struct KvView {
     const int32_t* tables = nullptr;
     const int32_t* seqRows = nullptr;  // nullptr: every token uses row 0
     int64_t tableWidth = 0;
+    float* kScales = nullptr;  // Q8 only
+    float* vScales = nullptr;
 
     const int32_t* tableOf(int64_t token) const {
         return tables ? tables + (seqRows ? seqRows[token] : 0) * tableWidth : nullptr;
@@ -127,7 +134,8 @@ struct KvView {
     }
 };
 
-// Writes rows of k and v ([tokens, kvHeads * headDim]) at their positions.
+// Writes rows of k and v ([tokens, kvHeads * headDim]) at their positions
+// (Q8: each 32 values as codes round(x / d) with d = max |x| / 127).
 void storeKv(const float* k, const float* v, int64_t tokens, const int32_t* positions, int64_t rowWidth,
              const KvView& cache);
 

@@ -1,4 +1,4 @@
-// Causal grouped-query attention over a paged KV cache (f32 or f16).
+// Causal grouped-query attention over a paged KV cache (f32, f16 or 8-bit).
 //
 // Each (token, head) pair is one task: keys are scored a run of contiguous
 // rows at a time (at most kBlock, never crossing a KV block) with a running
@@ -9,6 +9,10 @@
 // choice is made once from cpuid. With 64-wide heads and 2-4 query heads per
 // kv head, AVX-512 and AVX2 make a task of a (token, kv head) instead, so each
 // K and V row is read once for its group (attendGroup64, attendGroup64Avx2).
+//
+// The kernels take K and V as "row pointers" P: const float*, const uint16_t*
+// (f16) or Q8Ptr (8-bit codes with a scale per 32 values); every load converts
+// to float, so one body serves the three storage types.
 #include "ops.h"
 
 #include <algorithm>
@@ -30,6 +34,35 @@ namespace {
 constexpr int kBlock = 64;
 constexpr int kMaxValueDim = 1024;
 
+// An element pointer into an 8-bit slab (KvType::Q8). Element e (counted from
+// the slab's start) is codes[e] * scales[e / kKvQ8Block]; vector loads start at
+// multiples of 8 or 16 from a row's start, so one load never spans two scales.
+struct Q8Ptr {
+    const int8_t* slab;
+    const float* scales;
+    int64_t e;
+    Q8Ptr operator+(int64_t n) const { return {slab, scales, e + n}; }
+    const int8_t* codes() const { return slab + e; }
+    float scale() const { return scales[static_cast<uint64_t>(e) / kKvQ8Block]; }
+};
+
+inline float kvValue(const float* p, int64_t i) { return p[i]; }
+inline float kvValue(const uint16_t* p, int64_t i) { return halfToFloat(p[i]); }
+inline float kvValue(Q8Ptr p, int64_t i) { return static_cast<float>(p.codes()[i]) * (p + i).scale(); }
+
+// Requests the cache lines of `values` elements from row (prefetch locality L:
+// 3 = into L1, 2 = into L2).
+template <int L, typename T>
+inline void prefetchKvRow(const T* row, int values) {
+    const auto* b = reinterpret_cast<const char*>(row);
+    for (size_t o = 0; o < static_cast<size_t>(values) * sizeof(T); o += 64) __builtin_prefetch(b + o, 0, L);
+}
+template <int L>
+inline void prefetchKvRow(Q8Ptr row, int values) {
+    for (int o = 0; o < values; o += 64) __builtin_prefetch(row.codes() + o, 0, L);
+    __builtin_prefetch(&row.scales[static_cast<uint64_t>(row.e) / kKvQ8Block], 0, L);
+}
+
 struct ScalarIsa {
     static float dot(const float* q, const float* k, int n) {
         float acc[8] = {};
@@ -41,16 +74,15 @@ struct ScalarIsa {
         for (float a : acc) s += a;
         return s;
     }
-    static float dot(const float* q, const uint16_t* k, int n) {
+    template <typename P>
+    static float dot(const float* q, P k, int n) {
         float s = 0.0f;
-        for (int i = 0; i < n; ++i) s += q[i] * halfToFloat(k[i]);
+        for (int i = 0; i < n; ++i) s += q[i] * kvValue(k, i);
         return s;
     }
-    static void axpy(float* out, const float* v, float w, int n) {
-        for (int i = 0; i < n; ++i) out[i] += w * v[i];
-    }
-    static void axpy(float* out, const uint16_t* v, float w, int n) {
-        for (int i = 0; i < n; ++i) out[i] += w * halfToFloat(v[i]);
+    template <typename P>
+    static void axpy(float* out, P v, float w, int n) {
+        for (int i = 0; i < n; ++i) out[i] += w * kvValue(v, i);
     }
     static void scaleVec(float* out, float s, int n) {
         for (int i = 0; i < n; ++i) out[i] *= s;
@@ -72,11 +104,13 @@ struct Avx2Isa {
     static __m256 load(const uint16_t* p) __attribute__((target("avx2,fma,f16c"))) {
         return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
     }
-    static float toFloat(float x) { return x; }
-    static float toFloat(uint16_t x) { return halfToFloat(x); }
+    static __m256 load(Q8Ptr p) __attribute__((target("avx2,fma,f16c"))) {
+        const __m256i c = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p.codes())));
+        return _mm256_mul_ps(_mm256_cvtepi32_ps(c), _mm256_set1_ps(p.scale()));
+    }
 
-    template <typename T>
-    KESTREL_AVX2 static float dot(const float* q, const T* k, int n) {
+    template <typename P>
+    KESTREL_AVX2 static float dot(const float* q, P k, int n) {
         __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
         int i = 0;
         for (; i + 16 <= n; i += 16) {
@@ -85,16 +119,16 @@ struct Avx2Isa {
         }
         for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), load(k + i), a0);
         float s = hsum(_mm256_add_ps(a0, a1));
-        for (; i < n; ++i) s += q[i] * toFloat(k[i]);
+        for (; i < n; ++i) s += q[i] * kvValue(k, i);
         return s;
     }
-    template <typename T>
-    KESTREL_AVX2 static void axpy(float* out, const T* v, float w, int n) {
+    template <typename P>
+    KESTREL_AVX2 static void axpy(float* out, P v, float w, int n) {
         const __m256 wv = _mm256_set1_ps(w);
         int i = 0;
         for (; i + 8 <= n; i += 8)
             _mm256_storeu_ps(out + i, _mm256_fmadd_ps(wv, load(v + i), _mm256_loadu_ps(out + i)));
-        for (; i < n; ++i) out[i] += w * toFloat(v[i]);
+        for (; i < n; ++i) out[i] += w * kvValue(v, i);
     }
     KESTREL_AVX2 static void scaleVec(float* out, float s, int n) {
         const __m256 sv = _mm256_set1_ps(s);
@@ -116,10 +150,18 @@ struct Avx512Isa {
     static __m512 loadTail(const uint16_t* p, __mmask16 m) __attribute__((target("avx512f,avx512bw,avx512vl"))) {
         return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
     }
+    static __m512 load(Q8Ptr p) __attribute__((target("avx512f"))) {
+        const __m512i c = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p.codes())));
+        return _mm512_mul_ps(_mm512_cvtepi32_ps(c), _mm512_set1_ps(p.scale()));
+    }
+    static __m512 loadTail(Q8Ptr p, __mmask16 m) __attribute__((target("avx512f,avx512bw,avx512vl"))) {
+        const __m512i c = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, p.codes()));
+        return _mm512_mul_ps(_mm512_cvtepi32_ps(c), _mm512_set1_ps(p.scale()));
+    }
     static __mmask16 tailMask(int n) { return static_cast<__mmask16>((1u << n) - 1); }
 
-    template <typename T>
-    __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) static float dot(const float* q, const T* k, int n) {
+    template <typename P>
+    __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) static float dot(const float* q, P k, int n) {
         __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
         int i = 0;
         for (; i + 32 <= n; i += 32) {
@@ -130,8 +172,8 @@ struct Avx512Isa {
         if (i < n) a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tailMask(n - i), q + i), loadTail(k + i, tailMask(n - i)), a1);
         return _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
     }
-    template <typename T>
-    __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) static void axpy(float* out, const T* v, float w, int n) {
+    template <typename P>
+    __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) static void axpy(float* out, P v, float w, int n) {
         const __m512 wv = _mm512_set1_ps(w);
         int i = 0;
         for (; i + 16 <= n; i += 16)
@@ -163,13 +205,13 @@ inline KeyRun keyRun(int64_t b, int64_t last, const int32_t* table, int32_t bloc
 }
 
 // The running weighted sum of value rows, in memory (any value size).
-template <typename Isa, typename T>
+template <typename Isa, typename P>
 struct MemoryAcc {
     float acc[kMaxValueDim];
     int n;
     explicit MemoryAcc(int valueDim) : n(valueDim) { std::memset(acc, 0, sizeof(float) * n); }
     void scale(float r) { Isa::scaleVec(acc, r, n); }
-    void axpy(const T* v, float p) { Isa::axpy(acc, v, p, n); }
+    void axpy(P v, float p) { Isa::axpy(acc, v, p, n); }
     void store(float* out, float inv) const {
         for (int i = 0; i < n; ++i) out[i] = acc[i] * inv;
     }
@@ -179,7 +221,7 @@ struct MemoryAcc {
 // The same for 64 values in four zmm registers: in memory, every key's axpy
 // was a load-FMA-store round trip on the same 256 bytes (store-forwarding
 // latency per key), which made attention as slow with AVX-512 as with AVX2.
-template <typename T>
+template <typename P>
 struct Zmm64Acc {
     __m512 a[4];
     __attribute__((target("avx512f"))) explicit Zmm64Acc(int) {
@@ -188,7 +230,7 @@ struct Zmm64Acc {
     __attribute__((target("avx512f"))) void scale(float r) {
         for (auto& v : a) v = _mm512_mul_ps(v, _mm512_set1_ps(r));
     }
-    __attribute__((target("avx512f,fma,f16c"))) void axpy(const T* v, float p) {
+    __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) void axpy(P v, float p) {
         const __m512 pv = _mm512_set1_ps(p);
         for (int i = 0; i < 4; ++i) a[i] = _mm512_fmadd_ps(pv, Avx512Isa::load(v + 16 * i), a[i]);
     }
@@ -201,7 +243,7 @@ struct Zmm64Acc {
 #ifdef KESTREL_X86
 // And in eight ymm registers on AVX2 (the memory accumulator's per-key
 // load-FMA-store round trips were a third of AVX2 attention in decode).
-template <typename T>
+template <typename P>
 struct Ymm64Acc {
     __m256 a[8];
     KESTREL_AVX2 explicit Ymm64Acc(int) {
@@ -210,7 +252,7 @@ struct Ymm64Acc {
     KESTREL_AVX2 void scale(float r) {
         for (auto& v : a) v = _mm256_mul_ps(v, _mm256_set1_ps(r));
     }
-    KESTREL_AVX2 void axpy(const T* v, float p) {
+    KESTREL_AVX2 void axpy(P v, float p) {
         const __m256 pv = _mm256_set1_ps(p);
         for (int i = 0; i < 8; ++i) a[i] = _mm256_fmadd_ps(pv, Avx2Isa::load(v + 8 * i), a[i]);
     }
@@ -222,7 +264,7 @@ struct Ymm64Acc {
 
 // Requests the K and V rows of the positions a kernel will read next into L2
 // (locality 2: prefetcht1 on x86), kKvAhead positions ahead of the one it is
-// on, the head's kBytes of a K row and vBytes of a V row. A decode step's KV rows come
+// on, the head's kValues of a K row and vValues of a V row. A decode step's KV rows come
 // cold from DRAM (the step's weights streamed through the caches since the
 // layer's last visit) and sit in blocks of the pool with no stride for the
 // hardware prefetcher to follow, so without this attention waited on one run's
@@ -231,22 +273,20 @@ struct Ymm64Acc {
 // The grouped kernels' requests into L1 a run ahead (GroupRun::prefetch) are
 // not made redundant by this: without them the same case took 46 us, not 35.
 constexpr int64_t kKvAhead = 64;
-template <typename T>
+template <typename P>
 struct KvAhead {
-    const T *k, *v;
+    P k, v;
     const int32_t* table;
     int32_t blockTokens;
     int64_t rowStride, next, last;
-    int kBytes, vBytes;
+    int kValues, vValues;
     // Rows up to position p + kKvAhead (not past `last`) requested.
     void upTo(int64_t p) {
         for (const int64_t end = std::min(p + kKvAhead, last + 1); next < end;) {
             const KeyRun r = keyRun(next, last, table, blockTokens, rowStride);
             for (int j = 0; j < r.n; ++j) {
-                const auto* kr = reinterpret_cast<const char*>(k + r.offset + j * rowStride);
-                const auto* vr = reinterpret_cast<const char*>(v + r.offset + j * rowStride);
-                for (int o = 0; o < kBytes; o += 64) __builtin_prefetch(kr + o, 0, 2);
-                for (int o = 0; o < vBytes; o += 64) __builtin_prefetch(vr + o, 0, 2);
+                prefetchKvRow<2>(k + (r.offset + j * rowStride), kValues);
+                prefetchKvRow<2>(v + (r.offset + j * rowStride), vValues);
             }
             next += r.n;
         }
@@ -255,21 +295,20 @@ struct KvAhead {
 
 // One query head against its kv head's keys [first, last]; kBase/vBase point
 // at the head's columns of the layer's slabs.
-template <typename Isa, typename T, typename Acc = MemoryAcc<Isa, T>>
-[[gnu::always_inline]] inline void attendHead(const float* q, const T* kBase, const T* vBase, const int32_t* table,
+template <typename Isa, typename P, typename Acc = MemoryAcc<Isa, P>>
+[[gnu::always_inline]] inline void attendHead(const float* q, P kBase, P vBase, const int32_t* table,
                                              int32_t blockTokens, int64_t rowStride, int64_t first, int64_t last,
                                              const AttentionConfig& cfg, float* out) {
     float scores[kBlock];
     Acc acc(cfg.valueDim);
     float runMax = -std::numeric_limits<float>::infinity();
     float runSum = 0.0f;
-    KvAhead<T> ahead{kBase, vBase, table, blockTokens, rowStride, first, last,
-                      int(cfg.headDim * sizeof(T)), int(cfg.valueDim * sizeof(T))};
+    KvAhead<P> ahead{kBase, vBase, table, blockTokens, rowStride, first, last, cfg.headDim, cfg.valueDim};
     for (int64_t b = first; b <= last;) {
         ahead.upTo(b);
         const auto [n, off] = keyRun(b, last, table, blockTokens, rowStride);
-        const T* kRun = kBase + off;
-        const T* vRun = vBase + off;
+        const P kRun = kBase + off;
+        const P vRun = vBase + off;
         float blockMax = -std::numeric_limits<float>::infinity();
         for (int j = 0; j < n; ++j) {
             float s = Isa::dot(q, kRun + j * rowStride, cfg.headDim) * cfg.scale;
@@ -299,7 +338,7 @@ template <typename Isa, typename T, typename Acc = MemoryAcc<Isa, T>>
 // GQA with 64-wide heads on AVX-512: the G query heads of one kv head at once,
 // so each key and value row is loaded and converted once for all of them
 // (SmolLM2: 3 heads per kv head). Per head, the same operations in the same
-// order as attendHead<Avx512Isa, T, Zmm64Acc<T>>, but for the softmax's exp,
+// order as attendHead<Avx512Isa, P, Zmm64Acc<P>>, but for the softmax's exp,
 // vectorised here (exp_avx512.h, ~1e-7 relative to std::exp).
 constexpr int kMaxGroup = 4;
 inline bool groupedShape(const AttentionConfig& cfg) {
@@ -307,30 +346,29 @@ inline bool groupedShape(const AttentionConfig& cfg) {
     return cfg.headDim == 64 && cfg.valueDim == 64 && g >= 2 && g <= kMaxGroup;
 }
 
-// 64 values of a K or V row (128 bytes in f16, 256 in f32) towards L1.
-template <typename T>
-inline void prefetchRow(const T* row) {
-    for (size_t o = 0; o < 64 * sizeof(T); o += 64)
-        _mm_prefetch(reinterpret_cast<const char*>(row) + o, _MM_HINT_T0);
+// 64 values of a K or V row (256 bytes in f32, 128 in f16, 64 + a scale in 8-bit) towards L1.
+template <typename P>
+inline void prefetchRow(P row) {
+    prefetchKvRow<3>(row, 64);
 }
 
 // A run of keys for the grouped kernels: its K and V rows, and the next run's
 // key rows, which sit in another block of the pool (no stride for the hardware
 // to follow): each key of this run requests its value row and the next run's
 // key row of the same index while the keys are scored.
-template <typename T>
+template <typename P>
 struct GroupRun {
     int n;
-    const T *k, *v;
-    const T* kNext;
+    P k, v;
+    P kNext;
     int nextN;
     void prefetch(int j, int64_t rowStride) const {
         prefetchRow(v + j * rowStride);
         if (j < nextN) prefetchRow(kNext + j * rowStride);
     }
 };
-template <typename T>
-inline GroupRun<T> groupRun(int64_t b, int64_t last, const T* kBase, const T* vBase, const int32_t* table,
+template <typename P>
+inline GroupRun<P> groupRun(int64_t b, int64_t last, P kBase, P vBase, const int32_t* table,
                             int32_t blockTokens, int64_t rowStride) {
     const auto [n, off] = keyRun(b, last, table, blockTokens, rowStride);
     const KeyRun next = b + n <= last ? keyRun(b + n, last, table, blockTokens, rowStride) : KeyRun{0, 0};
@@ -354,9 +392,9 @@ struct GroupSoftmax {
     }
 };
 
-template <typename T, int G>
+template <typename P, int G>
 __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline void attendGroup64(
-    const float* q, const T* kBase, const T* vBase, const int32_t* table, int32_t blockTokens, int64_t rowStride,
+    const float* q, P kBase, P vBase, const int32_t* table, int32_t blockTokens, int64_t rowStride,
     int64_t first, int64_t last, const AttentionConfig& cfg, float* out) {
     __m512 qv[G][4], acc[G][4];
     GroupSoftmax<G> sm;
@@ -369,12 +407,12 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline void attend
             acc[h][i] = _mm512_setzero_ps();
         }
     }
-    KvAhead<T> ahead{kBase, vBase, table, blockTokens, rowStride, first, last, 64 * sizeof(T), 64 * sizeof(T)};
+    KvAhead<P> ahead{kBase, vBase, table, blockTokens, rowStride, first, last, 64, 64};
     for (int64_t b = first; b <= last;) {
         ahead.upTo(b);
-        const GroupRun<T> run = groupRun(b, last, kBase, vBase, table, blockTokens, rowStride);
+        const GroupRun<P> run = groupRun(b, last, kBase, vBase, table, blockTokens, rowStride);
         const int n = run.n;
-        const T *kRun = run.k, *vRun = run.v;
+        const P kRun = run.k, vRun = run.v;
         sm.beginRun();
         for (int j = 0; j < n; ++j) {
             run.prefetch(j, rowStride);
@@ -435,25 +473,25 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline void attend
 
 // The same grouping on AVX2: each key and value row loaded once for the G
 // query heads of its kv head. Per head, the operations and their order are
-// attendHead<Avx2Isa, T, Ymm64Acc<T>>'s (a0 over the even 8-value chunks of
+// attendHead<Avx2Isa, P, Ymm64Acc<P>>'s (a0 over the even 8-value chunks of
 // the dot, a1 over the odd ones; exp per key; one FMA per key and value), so
 // the results are the same bit for bit. Sixteen ymm registers do not hold G
 // heads' 64 accumulators, so the value rows are applied in slices of W
 // vectors, the accumulators living in memory between slices.
-template <typename T, int G>
-KESTREL_AVX2 void attendGroup64Avx2(const float* q, const T* kBase, const T* vBase, const int32_t* table,
+template <typename P, int G>
+KESTREL_AVX2 void attendGroup64Avx2(const float* q, P kBase, P vBase, const int32_t* table,
                                     int32_t blockTokens, int64_t rowStride, int64_t first, int64_t last,
                                     const AttentionConfig& cfg, float* out) {
     constexpr int W = G <= 3 ? 4 : 2;  // value vectors (of 8) per slice
     alignas(32) float acc[G][64] = {};
     GroupSoftmax<G> sm;
     auto& [runMax, runSum, blockMax, scores] = sm;
-    KvAhead<T> ahead{kBase, vBase, table, blockTokens, rowStride, first, last, 64 * sizeof(T), 64 * sizeof(T)};
+    KvAhead<P> ahead{kBase, vBase, table, blockTokens, rowStride, first, last, 64, 64};
     for (int64_t b = first; b <= last;) {
         ahead.upTo(b);
-        const GroupRun<T> run = groupRun(b, last, kBase, vBase, table, blockTokens, rowStride);
+        const GroupRun<P> run = groupRun(b, last, kBase, vBase, table, blockTokens, rowStride);
         const int n = run.n;
-        const T *kRun = run.k, *vRun = run.v;
+        const P kRun = run.k, vRun = run.v;
         sm.beginRun();
         for (int j = 0; j < n; ++j) {
             run.prefetch(j, rowStride);
@@ -513,26 +551,33 @@ template <typename Isa>
 struct Wide64;
 template <>
 struct Wide64<Avx512Isa> {
-    template <typename T, int G, typename... A>
-    static void group(A... a) { attendGroup64<T, G>(a...); }
-    template <typename T>
-    using Acc = Zmm64Acc<T>;
+    template <typename P, int G, typename... A>
+    static void group(A... a) { attendGroup64<P, G>(a...); }
+    template <typename P>
+    using Acc = Zmm64Acc<P>;
 };
 template <>
 struct Wide64<Avx2Isa> {
-    template <typename T, int G, typename... A>
-    static void group(A... a) { attendGroup64Avx2<T, G>(a...); }
-    template <typename T>
-    using Acc = Ymm64Acc<T>;
+    template <typename P, int G, typename... A>
+    static void group(A... a) { attendGroup64Avx2<P, G>(a...); }
+    template <typename P>
+    using Acc = Ymm64Acc<P>;
 };
 #endif
 
-template <typename Isa, typename T>
+// Element 0 of a K or V slab as the row pointer type P.
+template <typename P>
+P slabStart(const KvView&, const void* slab, const float* scales) {
+    if constexpr (std::is_same_v<P, Q8Ptr>) return Q8Ptr{static_cast<const int8_t*>(slab), scales, 0};
+    else return static_cast<P>(slab);
+}
+
+template <typename Isa, typename P>
 [[gnu::always_inline]] inline void attendRange(const float* q, const int32_t* positions, const KvView& cache,
                                               const AttentionConfig& cfg, float* out, int64_t tokens, int64_t begin,
                                               int64_t end) {
-    const T* kAll = static_cast<const T*>(cache.k);
-    const T* vAll = static_cast<const T*>(cache.v);
+    const P kAll = slabStart<P>(cache, cache.k, cache.kScales);
+    const P vAll = slabStart<P>(cache, cache.v, cache.vScales);
     const int group = cfg.heads / cfg.kvHeads;
     bool grouped = false;
 #ifdef KESTREL_X86
@@ -557,7 +602,7 @@ template <typename Isa, typename T>
             using Wide = Wide64<Isa>;
             if (grouped) {
                 auto run = [&](auto g) {
-                    Wide::template group<T, decltype(g)::value>(qh, kAll + kvh * cfg.headDim,
+                    Wide::template group<P, decltype(g)::value>(qh, kAll + kvh * cfg.headDim,
                                                                  vAll + kvh * cfg.valueDim, cache.tableOf(t),
                                                                  cache.blockTokens, cache.rowStride, first, last, cfg,
                                                                  oh);
@@ -568,7 +613,7 @@ template <typename Isa, typename T>
                 continue;
             }
             if (cfg.valueDim == 64) {
-                attendHead<Isa, T, typename Wide::template Acc<T>>(qh, kAll + kvh * cfg.headDim,
+                attendHead<Isa, P, typename Wide::template Acc<P>>(qh, kAll + kvh * cfg.headDim,
                                                                    vAll + kvh * cfg.valueDim, cache.tableOf(t),
                                                                    cache.blockTokens, cache.rowStride, first, last,
                                                                    cfg, oh);
@@ -576,17 +621,26 @@ template <typename Isa, typename T>
             }
         }
 #endif
-        attendHead<Isa, T>(qh, kAll + kvh * cfg.headDim, vAll + kvh * cfg.valueDim, cache.tableOf(t),
+        attendHead<Isa, P>(qh, kAll + kvh * cfg.headDim, vAll + kvh * cfg.valueDim, cache.tableOf(t),
                            cache.blockTokens, cache.rowStride, first, last, cfg, oh);
+    }
+}
+
+// Runs F<P> for the cache's storage type: f(P{}) with P its row pointer type.
+template <typename F>
+[[gnu::always_inline]] inline void withRowPointer(KvType type, F&& f) {
+    switch (type) {
+        case KvType::F32: return f(static_cast<const float*>(nullptr));
+        case KvType::F16: return f(static_cast<const uint16_t*>(nullptr));
+        case KvType::Q8: return f(Q8Ptr{});
     }
 }
 
 void attendScalar(const float* q, const int32_t* positions, const KvView& cache, const AttentionConfig& cfg,
                   float* out, int64_t tokens, int64_t begin, int64_t end) {
-    if (cache.type == KvType::F16)
-        attendRange<ScalarIsa, uint16_t>(q, positions, cache, cfg, out, tokens, begin, end);
-    else
-        attendRange<ScalarIsa, float>(q, positions, cache, cfg, out, tokens, begin, end);
+    withRowPointer(cache.type, [&](auto p) {
+        attendRange<ScalarIsa, decltype(p)>(q, positions, cache, cfg, out, tokens, begin, end);
+    });
 }
 
 #ifdef KESTREL_X86
@@ -594,19 +648,17 @@ __attribute__((target("avx2,fma,f16c"))) void attendAvx2(const float* q, const i
                                                           const KvView& cache, const AttentionConfig& cfg,
                                                           float* out, int64_t tokens, int64_t begin,
                                                           int64_t end) {
-    if (cache.type == KvType::F16)
-        attendRange<Avx2Isa, uint16_t>(q, positions, cache, cfg, out, tokens, begin, end);
-    else
-        attendRange<Avx2Isa, float>(q, positions, cache, cfg, out, tokens, begin, end);
+    withRowPointer(cache.type, [&](auto p) {
+        attendRange<Avx2Isa, decltype(p)>(q, positions, cache, cfg, out, tokens, begin, end);
+    });
 }
 
 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c"))) void attendAvx512(
     const float* q, const int32_t* positions, const KvView& cache, const AttentionConfig& cfg, float* out,
     int64_t tokens, int64_t begin, int64_t end) {
-    if (cache.type == KvType::F16)
-        attendRange<Avx512Isa, uint16_t>(q, positions, cache, cfg, out, tokens, begin, end);
-    else
-        attendRange<Avx512Isa, float>(q, positions, cache, cfg, out, tokens, begin, end);
+    withRowPointer(cache.type, [&](auto p) {
+        attendRange<Avx512Isa, decltype(p)>(q, positions, cache, cfg, out, tokens, begin, end);
+    });
 }
 #endif
 
@@ -632,18 +684,69 @@ AttendFn pickAttend() {
 
 const AttendFn kAttend = pickAttend();
 
+// 8-bit storage: `blocks` blocks of 32 values as codes round(x / d), d = max |x| / 127
+// (d = 0 and codes 0 for a block of zeros). Both versions round half to even and
+// multiply by the same reciprocal, so they store the same bytes.
+inline float kvQ8Scale(float amax) { return amax / 127.0f; }
+inline float kvQ8Inverse(float d) { return d > 0.0f ? 1.0f / d : 0.0f; }
+
+void quantizeKvScalar(const float* x, int8_t* codes, float* scales, int64_t blocks) {
+    for (int64_t b = 0; b < blocks; ++b, x += kKvQ8Block, codes += kKvQ8Block) {
+        float amax = 0.0f;
+        for (int i = 0; i < kKvQ8Block; ++i) amax = std::max(amax, std::fabs(x[i]));
+        const float d = kvQ8Scale(amax), id = kvQ8Inverse(d);
+        for (int i = 0; i < kKvQ8Block; ++i) codes[i] = static_cast<int8_t>(std::nearbyint(x[i] * id));
+        scales[b] = d;
+    }
+}
+
+#ifdef KESTREL_X86
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void quantizeKvAvx512(const float* x, int8_t* codes,
+                                                                             float* scales, int64_t blocks) {
+    static_assert(kKvQ8Block == 32);
+    for (int64_t b = 0; b < blocks; ++b, x += 32, codes += 32) {
+        const __m512 lo = _mm512_loadu_ps(x), hi = _mm512_loadu_ps(x + 16);
+        const float d = kvQ8Scale(_mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(lo), _mm512_abs_ps(hi))));
+        const __m512 id = _mm512_set1_ps(kvQ8Inverse(d));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(codes), _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(lo, id))));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(codes + 16),
+                         _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(_mm512_mul_ps(hi, id))));
+        scales[b] = d;
+    }
+}
+#endif
+
+using QuantizeKvFn = void (*)(const float*, int8_t*, float*, int64_t);
+QuantizeKvFn pickQuantizeKv() {
+#ifdef KESTREL_X86
+    if (kAttend == attendAvx512) return quantizeKvAvx512;
+#endif
+    return quantizeKvScalar;
+}
+const QuantizeKvFn kQuantizeKv = pickQuantizeKv();
+
+
 }  // namespace
 
 void storeKv(const float* k, const float* v, int64_t tokens, const int32_t* positions, int64_t rowWidth,
              const KvView& cache) {
     for (int64_t t = 0; t < tokens; ++t) {
         const int64_t off = KvView::rowOffset(cache.tableOf(t), cache.blockTokens, cache.rowStride, positions[t]);
-        if (cache.type == KvType::F32) {
-            std::memcpy(static_cast<float*>(cache.k) + off, k + t * rowWidth, sizeof(float) * rowWidth);
-            std::memcpy(static_cast<float*>(cache.v) + off, v + t * rowWidth, sizeof(float) * rowWidth);
-        } else {
-            floatsToHalves(k + t * rowWidth, static_cast<uint16_t*>(cache.k) + off, rowWidth);
-            floatsToHalves(v + t * rowWidth, static_cast<uint16_t*>(cache.v) + off, rowWidth);
+        switch (cache.type) {
+            case KvType::F32:
+                std::memcpy(static_cast<float*>(cache.k) + off, k + t * rowWidth, sizeof(float) * rowWidth);
+                std::memcpy(static_cast<float*>(cache.v) + off, v + t * rowWidth, sizeof(float) * rowWidth);
+                break;
+            case KvType::F16:
+                floatsToHalves(k + t * rowWidth, static_cast<uint16_t*>(cache.k) + off, rowWidth);
+                floatsToHalves(v + t * rowWidth, static_cast<uint16_t*>(cache.v) + off, rowWidth);
+                break;
+            case KvType::Q8:
+                kQuantizeKv(k + t * rowWidth, static_cast<int8_t*>(cache.k) + off, cache.kScales + off / kKvQ8Block,
+                            rowWidth / kKvQ8Block);
+                kQuantizeKv(v + t * rowWidth, static_cast<int8_t*>(cache.v) + off, cache.vScales + off / kKvQ8Block,
+                            rowWidth / kKvQ8Block);
+                break;
         }
     }
 }

@@ -76,12 +76,20 @@ CpuTensor& ct(Tensor& t) { return static_cast<CpuTensor&>(t); }
 const CpuTensor& ct(const Tensor& t) { return static_cast<const CpuTensor&>(t); }
 const int32_t* ids(const IndexTensor& t) { return static_cast<const CpuIndexTensor&>(t).data_.data(); }
 
+static_assert(runtime::kKvQ8Block == kernels::kKvQ8Block, "the cache's and the kernels' 8-bit blocks agree");
+
 kernels::KvView kvView(runtime::KvCache& kv, int layer, const KvBatch& batch) {
     const runtime::KvLayer l = kv.layer(layer);
     kernels::KvView view;
-    view.type = kv.spec().storage == runtime::KvStorage::F16 ? kernels::KvType::F16 : kernels::KvType::F32;
+    switch (kv.spec().storage) {
+        case runtime::KvStorage::F32: view.type = kernels::KvType::F32; break;
+        case runtime::KvStorage::F16: view.type = kernels::KvType::F16; break;
+        case runtime::KvStorage::Q8: view.type = kernels::KvType::Q8; break;
+    }
     view.k = l.k;
     view.v = l.v;
+    view.kScales = l.kScales;
+    view.vScales = l.vScales;
     view.rowStride = l.rowStride;
     view.blockTokens = l.blockTokens;
     view.tables = ids(*batch.tables);

@@ -134,6 +134,8 @@ cuda::KvDev CudaKvCache::dev(int index) {
 
 Result<std::unique_ptr<runtime::KvCache>> CudaBackend::createKvCache(const runtime::KvCacheSpec& spec) {
     KESTREL_RETURN_IF_ERROR(runtime::validateKvSpec(spec));
+    if (spec.storage == runtime::KvStorage::Q8)
+        return Status(ErrorCode::Unsupported, "the CUDA backend keeps the KV cache in 16 or 32 bits; 8-bit is CPU-only");
     if (spec.headDim > 256)
         return Status(ErrorCode::Unsupported, "the CUDA attention kernel supports head sizes up to 256, the model has " +
                                                   std::to_string(spec.headDim));

@@ -27,6 +27,16 @@ namespace kestrel {
 
 using TokenId = int32_t;
 
+// How the KV cache stores keys and values.
+//   Half (the default): f16, 2 bytes per value, a relative rounding error of 2^-11.
+//   Int8: int8 codes with a float scale per 32 values (like GGUF's Q8_0), 1.125
+//     bytes per value: 1.8x the context fits in the same memory, and decoding a
+//     long chat on the CPU, which reads every cached value per token, gets
+//     faster; the rounding error is up to 1/254 of a block's largest value.
+//     The CPU backend only: on a GPU the cache stays Half (ModelInfo says which).
+enum class KvPrecision { Half, Int8 };
+const char* kvPrecisionName(KvPrecision precision);  // "f16", "int8"
+
 struct LoadOptions {
     std::string path;
     std::string device = "cpu";  // "cpu", "cuda" or "cuda:N" (once the CUDA backend exists)
@@ -35,6 +45,7 @@ struct LoadOptions {
     // (up to 40 % of what is available; at least the trained context, capped at 64k
     // on a GPU, 32k on the CPU, where pages are committed only as they fill).
     int64_t kvPoolTokens = 0;
+    KvPrecision kvPrecision = KvPrecision::Half;
     // Where conversation KV snapshots go (Session::saveSnapshot); empty: none.
     std::string snapshotDir;
     uint64_t snapshotMaxBytes = uint64_t(4) << 30;  // the folder's bound; oldest snapshots go first
@@ -55,6 +66,7 @@ struct ModelInfo {
     int32_t vocabSize = 0;
     int32_t trainedContext = 0;
     uint64_t kvBytesPerToken = 0;     // KV cache cost of one token of context
+    KvPrecision kvPrecision = KvPrecision::Half;  // what the KV cache uses (see LoadOptions)
     std::map<std::string, int32_t> tensorTypes;  // "Q4_1" -> number of tensors
     std::string chatTemplate;         // tokenizer.chat_template, may be empty
     std::string backend;              // "cpu (avx512vnni, 2 threads)"

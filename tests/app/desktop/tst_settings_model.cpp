@@ -64,12 +64,13 @@ private slots:
         s.setProperty("maxTokens", 0);
         s.setProperty("contextLength", 100);
         s.setProperty("device", "tpu");
+        s.setProperty("kvCache", "int4");
         s.setProperty("chatTemplate", "not a template");
         QSignalSpy errors(&s, &SettingsModel::fieldErrorsChanged);
         QVERIFY(!s.validate());
         QCOMPARE(errors.size(), 1);
         for (const char* field : {"temperature", "topP", "minP", "topK", "repeatPenalty", "seed", "maxTokens",
-                                  "contextLength", "device", "chatTemplate"})
+                                  "contextLength", "device", "kvCache", "chatTemplate"})
             QVERIFY2(!s.fieldError(field).isEmpty(), field);
         QVERIFY(s.fieldError("modelPath").isEmpty());
         QVERIFY(!s.apply());
@@ -99,6 +100,8 @@ private slots:
             s.setProperty("temperature", 0.2);
             s.setProperty("seed", "42");
             s.setProperty("systemPrompt", "Be brief.");
+            QCOMPARE(s.property("kvCache").toString(), QString("f16"));  // the default
+            s.setProperty("kvCache", "int8");
             QSignalSpy applied(&s, &SettingsModel::applied);
             QVERIFY(s.apply());
             QCOMPARE(applied.size(), 1);
@@ -120,6 +123,7 @@ private slots:
         QCOMPARE(r.seed, quint64(42));
         QCOMPARE(again.appliedSystemPrompt(), QString("Be brief."));
         QCOMPARE(again.appliedLoadRequest().path, modelA_);
+        QCOMPARE(again.appliedLoadRequest().kvCache, QString("int8"));
     }
 
     void revertDropsEdits() {

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <tuple>
 #include <vector>
 
 using namespace kestrel::kernels;
@@ -41,7 +42,7 @@ std::vector<float> poisoned(size_t n) { return std::vector<float>(n, std::numeri
 // One attention case: keys and values for positions [0, total) in the cache
 // (paged: blockTokens > 0, in shuffled blocks), queries at `positions`.
 struct AttentionCase {
-    bool f16 = false;
+    KvType type = KvType::F32;
     int heads = 0, kvHeads = 0, headDim = 0, window = 0;
     float softcap = 0.0f;
     int blockTokens = 0;  // 0: one contiguous slab
@@ -71,17 +72,32 @@ double attentionError(const AttentionCase& c, ThreadPool& pool) {
     std::shuffle(table.begin(), table.end(), rng);
     const size_t rowsHeld = c.blockTokens ? size_t(blocks) * size_t(c.blockTokens) : size_t(c.total);
     std::vector<uint8_t> kStore(rowsHeld * size_t(rowW) * 4), vStore(kStore.size());
-    KvView view{c.f16 ? KvType::F16 : KvType::F32, kStore.data(), vStore.data(), rowW};
+    std::vector<float> kScales(rowsHeld * size_t(rowW) / kKvQ8Block), vScales(kScales.size());
+    KvView view{c.type, kStore.data(), vStore.data(), rowW};
+    view.kScales = kScales.data();
+    view.vScales = vScales.data();
     if (c.blockTokens) {
         view.blockTokens = c.blockTokens;
         view.tables = table.data();
     }
     storeKv(kAll.data(), vAll.data(), c.total, allPos.data(), rowW, view);
-    if (c.f16)  // the reference sees what the cache holds
-        for (size_t i = 0; i < kAll.size(); ++i) {
-            kAll[i] = halfToFloat(floatToHalf(kAll[i]));
-            vAll[i] = halfToFloat(floatToHalf(vAll[i]));
+    // The reference sees what the cache holds: f16 roundings, or 8-bit codes times their
+    // scales as read back from the slabs (the layout of ops.h: scale of element e at e / 32).
+    for (int p = 0; p < c.total; ++p) {
+        const int64_t row = KvView::rowOffset(view.tables, view.blockTokens, rowW, p);
+        for (int i = 0; i < rowW; ++i) {
+            float& kx = kAll[size_t(p * rowW + i)];
+            float& vx = vAll[size_t(p * rowW + i)];
+            if (c.type == KvType::F16) {
+                kx = halfToFloat(floatToHalf(kx));
+                vx = halfToFloat(floatToHalf(vx));
+            } else if (c.type == KvType::Q8) {
+                const int64_t e = row + i;
+                kx = float(reinterpret_cast<const int8_t*>(kStore.data())[e]) * kScales[size_t(e / kKvQ8Block)];
+                vx = float(reinterpret_cast<const int8_t*>(vStore.data())[e]) * vScales[size_t(e / kKvQ8Block)];
+            }
         }
+    }
 
     AttentionConfig cfg{c.heads, c.kvHeads, c.headDim, c.headDim,
                         c.scale > 0 ? c.scale : 1.0f / std::sqrt(float(c.headDim)), c.window, c.softcap};
@@ -361,29 +377,39 @@ private slots:
     }
 
     void attentionMatchesReference_data() {
-        QTest::addColumn<bool>("f16");
+        QTest::addColumn<int>("type");  // KvType
         QTest::addColumn<int>("heads");
         QTest::addColumn<int>("kvHeads");
         QTest::addColumn<int>("headDim");
         QTest::addColumn<int>("window");
         QTest::addColumn<float>("softcapValue");
         QTest::addColumn<int>("blockTokens");  // 0: one contiguous slab; else shuffled blocks of that size
-        QTest::newRow("f32 gqa 9/3 d64") << false << 9 << 3 << 64 << 0 << 0.0f << 0;
-        QTest::newRow("f16 gqa 9/3 d64") << true << 9 << 3 << 64 << 0 << 0.0f << 0;
-        QTest::newRow("f16 mqa 4/1 d256 window 37") << true << 4 << 1 << 256 << 37 << 0.0f << 0;
-        QTest::newRow("f32 mha 2/2 d20 softcap") << false << 2 << 2 << 20 << 0 << 30.0f << 0;
-        QTest::newRow("f32 3/1 d13 window 5") << false << 3 << 1 << 13 << 5 << 0.0f << 0;
-        QTest::newRow("paged 16 f16 gqa 9/3 d64") << true << 9 << 3 << 64 << 0 << 0.0f << 16;
-        QTest::newRow("paged 16 f32 3/1 d13 window 5") << false << 3 << 1 << 13 << 5 << 0.0f << 16;
-        QTest::newRow("paged 16 f16 3/1 d13 window 5") << true << 3 << 1 << 13 << 5 << 0.0f << 16;
-        QTest::newRow("f16 mha 2/2 d20 softcap") << true << 2 << 2 << 20 << 0 << 30.0f << 0;
+        const int f32 = int(KvType::F32), f16 = int(KvType::F16), q8 = int(KvType::Q8);
+        QTest::newRow("f32 gqa 9/3 d64") << f32 << 9 << 3 << 64 << 0 << 0.0f << 0;
+        QTest::newRow("f16 gqa 9/3 d64") << f16 << 9 << 3 << 64 << 0 << 0.0f << 0;
+        QTest::newRow("f16 mqa 4/1 d256 window 37") << f16 << 4 << 1 << 256 << 37 << 0.0f << 0;
+        QTest::newRow("f32 mha 2/2 d20 softcap") << f32 << 2 << 2 << 20 << 0 << 30.0f << 0;
+        QTest::newRow("f32 3/1 d13 window 5") << f32 << 3 << 1 << 13 << 5 << 0.0f << 0;
+        QTest::newRow("paged 16 f16 gqa 9/3 d64") << f16 << 9 << 3 << 64 << 0 << 0.0f << 16;
+        QTest::newRow("paged 16 f32 3/1 d13 window 5") << f32 << 3 << 1 << 13 << 5 << 0.0f << 16;
+        QTest::newRow("paged 16 f16 3/1 d13 window 5") << f16 << 3 << 1 << 13 << 5 << 0.0f << 16;
+        QTest::newRow("f16 mha 2/2 d20 softcap") << f16 << 2 << 2 << 20 << 0 << 30.0f << 0;
         // Groups of 2 and 4 heads per kv head with 64-wide heads (AVX-512 runs a group at once).
-        QTest::newRow("paged 16 f16 gqa 8/2 d64") << true << 8 << 2 << 64 << 0 << 0.0f << 16;
-        QTest::newRow("f32 gqa 4/2 d64 window 9 softcap") << false << 4 << 2 << 64 << 9 << 20.0f << 0;
-        QTest::newRow("paged 7 f16 mqa 4/1 d256 window 37") << true << 4 << 1 << 256 << 37 << 0.0f << 7;
+        QTest::newRow("paged 16 f16 gqa 8/2 d64") << f16 << 8 << 2 << 64 << 0 << 0.0f << 16;
+        QTest::newRow("f32 gqa 4/2 d64 window 9 softcap") << f32 << 4 << 2 << 64 << 9 << 20.0f << 0;
+        QTest::newRow("paged 7 f16 mqa 4/1 d256 window 37") << f16 << 4 << 1 << 256 << 37 << 0.0f << 7;
+        // 8-bit: the grouped kernels (9/3, 8/2 at d64), the per-head kernel with register
+        // accumulators (d64 MHA) and with memory accumulators (d128, d256 with a window and a
+        // softcap), contiguous and in shuffled blocks.
+        QTest::newRow("q8 gqa 9/3 d64") << q8 << 9 << 3 << 64 << 0 << 0.0f << 0;
+        QTest::newRow("paged 16 q8 gqa 9/3 d64") << q8 << 9 << 3 << 64 << 0 << 0.0f << 16;
+        QTest::newRow("paged 16 q8 gqa 8/2 d64 window 9") << q8 << 8 << 2 << 64 << 9 << 0.0f << 16;
+        QTest::newRow("paged 16 q8 mha 4/4 d64") << q8 << 4 << 4 << 64 << 0 << 0.0f << 16;
+        QTest::newRow("paged 16 q8 gqa 8/2 d128") << q8 << 8 << 2 << 128 << 0 << 0.0f << 16;
+        QTest::newRow("paged 7 q8 mqa 4/1 d256 window 37 softcap") << q8 << 4 << 1 << 256 << 37 << 30.0f << 7;
     }
     void attentionMatchesReference() {
-        QFETCH(bool, f16);
+        QFETCH(int, type);
         QFETCH(int, heads);
         QFETCH(int, kvHeads);
         QFETCH(int, headDim);
@@ -391,39 +417,82 @@ private slots:
         QFETCH(float, softcapValue);
         QFETCH(int, blockTokens);
         // 150 cached positions (more than two 64-key blocks), then 11 new tokens at 150..160.
-        AttentionCase c{f16, heads, kvHeads, headDim, window, softcapValue, blockTokens, 161, {}};
+        AttentionCase c{KvType(type), heads, kvHeads, headDim, window, softcapValue, blockTokens, 161, {}};
         for (int p = 150; p <= 160; ++p) c.positions.push_back(p);
         const double err = attentionError(c, pool_);
         QVERIFY2(err < 1e-5, qPrintable(QStringLiteral("attention error %1 above 1e-5").arg(err)));
+    }
+
+    // storeKv's 8-bit rows: every 32 values of a head's row become codes round(x / d)
+    // with d = max |x| / 127 (so the largest is +-127 and each value is within d / 2),
+    // stored where the layout says, in shuffled blocks; a block of zeros has d = 0.
+    void storeKvQ8RoundsEachBlock() {
+        const int kvHeads = 3, headDim = 64, rowW = kvHeads * headDim, blockTokens = 4, total = 10;
+        std::mt19937 rng(7);
+        auto k = randomVec(size_t(total * rowW), rng, -3.0f, 3.0f);
+        auto v = randomVec(size_t(total * rowW), rng, -0.01f, 0.01f);
+        std::fill(k.begin() + 5 * rowW + 32, k.begin() + 5 * rowW + 64, 0.0f);  // one all-zero block
+        std::vector<int32_t> pos(total), table = {2, 0, 3, 1};
+        for (int i = 0; i < total; ++i) pos[size_t(i)] = i;
+        const size_t elems = table.size() * blockTokens * rowW;
+        std::vector<int8_t> kc(elems, 99), vc(elems, 99);
+        std::vector<float> ks(elems / kKvQ8Block, -1.0f), vs(ks.size(), -1.0f);
+        KvView view{KvType::Q8, kc.data(), vc.data(), rowW, blockTokens, table.data()};
+        view.kScales = ks.data();
+        view.vScales = vs.data();
+        storeKv(k.data(), v.data(), total, pos.data(), rowW, view);
+        for (int p = 0; p < total; ++p)
+            for (int b = 0; b < rowW / kKvQ8Block; ++b) {
+                const int64_t e0 = KvView::rowOffset(table.data(), blockTokens, rowW, p) + b * kKvQ8Block;
+                for (auto [x, codes, scales] : {std::tuple{k.data(), kc.data(), ks.data()},
+                                                std::tuple{v.data(), vc.data(), vs.data()}}) {
+                    const float* src = x + p * rowW + b * kKvQ8Block;
+                    float amax = 0.0f;
+                    for (int i = 0; i < kKvQ8Block; ++i) amax = std::max(amax, std::fabs(src[i]));
+                    const float d = scales[e0 / kKvQ8Block];
+                    QCOMPARE(d, amax / 127.0f);
+                    int largest = 0;
+                    for (int i = 0; i < kKvQ8Block; ++i) {
+                        const int code = codes[e0 + i];
+                        largest = std::max(largest, std::abs(code));
+                        QVERIFY2(std::fabs(code * d - src[i]) <= 0.5f * d * (1.0f + 1e-5f) + 1e-30f,
+                                 qPrintable(QStringLiteral("position %1 value %2: code %3 x %4 for %5")
+                                                .arg(p).arg(b * kKvQ8Block + i).arg(code).arg(double(d)).arg(double(src[i]))));
+                    }
+                    QCOMPARE(largest, amax > 0.0f ? 127 : 0);
+                }
+            }
     }
 
     // Grouped 64-wide heads (AVX-512 scores 16 keys at once) with runs of keys
     // that are not multiples of 16: contexts of 1, 15, 16, 17, 33 and 100 keys,
     // in one slab (runs of up to 64) or in blocks of 7, 24 or 40 positions.
     void attentionGroupedTails_data() {
-        QTest::addColumn<bool>("f16");
+        QTest::addColumn<int>("type");  // KvType
         QTest::addColumn<int>("group");
         QTest::addColumn<float>("softcapValue");
         QTest::addColumn<int>("blockTokens");
         QTest::addColumn<bool>("negative");
-        for (bool f16 : {false, true})
+        for (KvType type : {KvType::F32, KvType::F16, KvType::Q8})
             for (int group : {2, 3, 4})
                 for (float softcapValue : {0.0f, 5.0f})
                     for (int blockTokens : {0, 7, 24, 40})
-                        QTest::addRow("%s group %d softcap %g blocks %d", f16 ? "f16" : "f32", group,
+                        QTest::addRow("%s group %d softcap %g blocks %d",
+                                      type == KvType::F32 ? "f32" : type == KvType::F16 ? "f16" : "q8", group,
                                       double(softcapValue), blockTokens)
-                            << f16 << group << softcapValue << blockTokens << false;
+                            << int(type) << group << softcapValue << blockTokens << false;
         // Scores near -120: a maximum taken over an unused lane holding 0 would underflow every weight.
-        QTest::newRow("f32 group 3 negative") << false << 3 << 0.0f << 0 << true;
-        QTest::newRow("f16 group 4 negative blocks 24") << true << 4 << 0.0f << 24 << true;
+        QTest::newRow("f32 group 3 negative") << int(KvType::F32) << 3 << 0.0f << 0 << true;
+        QTest::newRow("f16 group 4 negative blocks 24") << int(KvType::F16) << 4 << 0.0f << 24 << true;
+        QTest::newRow("q8 group 3 negative blocks 7") << int(KvType::Q8) << 3 << 0.0f << 7 << true;
     }
     void attentionGroupedTails() {
-        QFETCH(bool, f16);
+        QFETCH(int, type);
         QFETCH(int, group);
         QFETCH(float, softcapValue);
         QFETCH(int, blockTokens);
         QFETCH(bool, negative);
-        AttentionCase c{f16, 2 * group, 2, 64, 0, softcapValue, blockTokens, 100, {0, 14, 15, 16, 32, 99}};
+        AttentionCase c{KvType(type), 2 * group, 2, 64, 0, softcapValue, blockTokens, 100, {0, 14, 15, 16, 32, 99}};
         if (negative) {
             c.scale = 1.0f;
             c.negative = true;

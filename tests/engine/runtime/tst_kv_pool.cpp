@@ -58,14 +58,16 @@ std::vector<int32_t> concat(std::span<const int32_t> a, std::span<const int32_t>
 class TestKvPool : public QObject {
     Q_OBJECT
     QTemporaryDir dir_;
-    std::string modelA_, modelB_;
+    std::string modelA_, modelB_, model32_;
 
-    std::shared_ptr<Model> load(const std::string& path, const std::string& snapshots = {}, int64_t poolTokens = 0) {
+    std::shared_ptr<Model> load(const std::string& path, const std::string& snapshots = {}, int64_t poolTokens = 0,
+                                KvPrecision precision = KvPrecision::Half) {
         LoadOptions o;
         o.path = path;
         o.threads = 2;
         o.snapshotDir = snapshots;
         o.kvPoolTokens = poolTokens;
+        o.kvPrecision = precision;
         auto m = Model::load(o);
         if (!m) qWarning("%s", m.status().toString().c_str());
         return m ? std::move(m).value() : nullptr;
@@ -90,6 +92,94 @@ private slots:
         spec.seed = 2;  // same shape, other weights: another model file
         modelB_ = dir_.filePath("b.gguf").toStdString();
         QVERIFY(test::writeSynthetic(spec, modelB_).isOk());
+        spec.nEmbd = 128;  // 32-wide heads: the 8-bit KV cache's block
+        spec.headDim = 32;
+        model32_ = dir_.filePath("d32.gguf").toStdString();
+        QVERIFY(test::writeSynthetic(spec, model32_).isOk());
+    }
+
+    // The 8-bit KV cache (scales beside the codes) through everything that moves KV:
+    // a reused prefix, a copy-on-write fork and a snapshot give the logits of a fresh
+    // run on the same cache type; a snapshot of the 16-bit cache is foreign to it.
+    void int8KvCacheReusesForksAndRestores() {
+        QTemporaryDir snaps;
+        auto model = load(model32_, snaps.path().toStdString(), 0, KvPrecision::Int8);
+        QVERIFY(model);
+        const ModelInfo& info = model->info();
+        QCOMPARE(info.kvPrecision, KvPrecision::Int8);
+        QCOMPARE(info.kvBytesPerToken, uint64_t(info.layers) * 2 * uint64_t(info.kvHeads) * (32 + 4));
+        const auto t = randomTokens(100, 21, 300);
+        const auto ref = fresh(*model, t);
+        runtime::KvPool& pool = *model->impl().pool;
+        {  // reuse: 64 positions left by a closed sequence
+            const int32_t a = pool.open();
+            std::vector<float> unused;
+            const runtime::PoolChunk ch{a, std::span(t).first(70), model::LogitsWanted::None};
+            QVERIFY(pool.step({&ch, 1}, unused).isOk());
+            pool.close(a);
+            const int32_t b = pool.open();
+            const int64_t reused = pool.reuse(b, t, int64_t(t.size()) - 1);
+            QCOMPARE(reused, int64_t(64));
+            std::vector<float> logits;
+            const runtime::PoolChunk rest{b, std::span(t).subspan(size_t(reused)), model::LogitsWanted::Last};
+            QVERIFY(pool.step({&rest, 1}, logits).isOk());
+            pool.close(b);
+            KESTREL_COMPARE_LOGITS(logits, ref);
+        }
+        model->clearPrefixCache();
+        {  // fork inside a partial block: the copied block carries its scales
+            const int32_t a = pool.open();
+            std::vector<float> logits;
+            const runtime::PoolChunk c0{a, std::span(t).first(40), model::LogitsWanted::None};
+            QVERIFY(pool.step({&c0, 1}, logits).isOk());
+            auto b = pool.fork(a);
+            QVERIFY(b);
+            const auto other = randomTokens(60, 22, 300);
+            const auto refOther = fresh(*model, concat(std::span(t).first(40), other));
+            const runtime::PoolChunk both[] = {{a, std::span(t).subspan(40), model::LogitsWanted::Last},
+                                               {*b, other, model::LogitsWanted::Last}};
+            QVERIFY(pool.step(both, logits).isOk());
+            QVERIFY(pool.stats().blocks.copies >= 1);
+            const std::vector<float> la(logits.begin(), logits.begin() + pool.vocabSize()),
+                lb(logits.begin() + pool.vocabSize(), logits.end());
+            KESTREL_COMPARE_LOGITS(la, ref);
+            KESTREL_COMPARE_LOGITS(lb, refOther);
+            pool.close(a);
+            pool.close(*b);
+        }
+        {  // snapshot round trip
+            auto a = Session::create(model);
+            QVERIFY((*a)->evaluate(std::span(t).first(90)));
+            QVERIFY((*a)->saveSnapshot("int8").isOk());
+        }
+        // A fresh load, as after a restart: nothing of the first cache's memory is left to lean on.
+        auto reopened = load(model32_, snaps.path().toStdString(), 0, KvPrecision::Int8);
+        QVERIFY(reopened);
+        auto s = Session::create(reopened);
+        std::string note;
+        auto restored = (*s)->restoreSnapshot("int8", &note);
+        QVERIFY2(restored, restored.status().toString().c_str());
+        QCOMPARE(*restored, int32_t(90));
+        auto logits = (*s)->evaluate(std::span(t).subspan(90));
+        QVERIFY(logits);
+        KESTREL_COMPARE_LOGITS(*logits, ref);
+        // The same file with the 16-bit cache: the 8-bit snapshot is not its KV.
+        auto half = load(model32_, snaps.path().toStdString());
+        QVERIFY(half);
+        QCOMPARE(half->info().kvPrecision, KvPrecision::Half);
+        auto h = Session::create(half);
+        auto none = (*h)->restoreSnapshot("int8", &note);
+        QVERIFY(none);
+        QCOMPARE(*none, int32_t(0));
+        QVERIFY2(note.find("KV storage") != std::string::npos, note.c_str());
+    }
+
+    // Heads narrower than the 8-bit block (16 values): the cache stays 16-bit, and says so.
+    void int8KvCacheNeedsWholeBlocks() {
+        auto model = load(modelA_, {}, 0, KvPrecision::Int8);
+        QVERIFY(model);
+        QCOMPARE(model->info().kvPrecision, KvPrecision::Half);
+        QCOMPARE(model->info().kvBytesPerToken, uint64_t(model->info().layers) * 2 * uint64_t(model->info().kvHeads) * 16 * 2);
     }
 
     // A prefix left in the cache by a closed sequence is reused by a new one,

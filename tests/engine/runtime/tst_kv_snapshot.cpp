@@ -45,6 +45,13 @@ SnapshotTag modelTag() {
     return tag;
 }
 
+SnapshotTag int8Tag() {
+    SnapshotTag tag = modelTag();
+    tag.kvStorage = 2;  // Q8: codes and a float scale per 32 values
+    tag.headDim = 64;
+    return tag;
+}
+
 struct Data {
     std::vector<int32_t> tokens;
     Bytes kv;
@@ -119,6 +126,11 @@ private slots:
     void payloadBytesFollowTheGeometry() {
         QCOMPARE(snapshotPayloadBytes(modelTag(), 10), uint64_t{3 * 2 * 10 * 2 * 8 * 2});
         QCOMPARE(snapshotPayloadBytes(smallTag(), 5), uint64_t{1 * 2 * 5 * 1 * 2 * 4});
+        QCOMPARE(snapshotPayloadBytes(int8Tag(), 10), uint64_t{3 * 2 * 10 * 2 * (64 + 2 * 4)});
+        SnapshotTag ragged = int8Tag();  // 8-bit rows are whole 32-value blocks
+        ragged.headDim = 48;
+        QCOMPARE(snapshotPayloadBytes(ragged, 10), uint64_t{0});
+        QCOMPARE(snapshotFileBytes(ragged, 10), uint64_t{0});
         SnapshotTag bad = modelTag();
         bad.kvStorage = 7;
         QCOMPARE(snapshotPayloadBytes(bad, 10), uint64_t{0});
@@ -128,7 +140,7 @@ private slots:
     }
 
     void roundTripIsExact() {
-        for (const SnapshotTag& tag : {modelTag(), smallTag()}) {
+        for (const SnapshotTag& tag : {modelTag(), smallTag(), int8Tag()}) {
             for (int n : {37, 0}) {
                 const Data d = randomData(tag, n, 42 + n);
                 const std::string p = path("round.ksnp");
