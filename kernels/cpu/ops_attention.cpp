@@ -21,6 +21,7 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -192,6 +193,19 @@ struct Avx512Isa {
 };
 #endif
 
+// How a kernel ends head h of its key range: without `stats`, the factor that
+// normalises its weighted sum (1 / sum of weights); with them (a range of a
+// split task), the factor 1 and (maximum score, sum of weights) in
+// stats[2h], stats[2h + 1], for mergeRanges.
+inline float rangeResult(float* stats, int h, float runMax, float runSum) {
+    if (stats) {
+        stats[2 * h] = runMax;
+        stats[2 * h + 1] = runSum;
+        return 1.0f;
+    }
+    return runSum > 0.0f ? 1.0f / runSum : 0.0f;
+}
+
 // The run of key rows from position b that are contiguous in memory: up to the
 // end of b's KV block, at most kBlock rows, none past `last`.
 struct KeyRun {
@@ -298,7 +312,7 @@ struct KvAhead {
 template <typename Isa, typename P, typename Acc = MemoryAcc<Isa, P>>
 [[gnu::always_inline]] inline void attendHead(const float* q, P kBase, P vBase, const int32_t* table,
                                              int32_t blockTokens, int64_t rowStride, int64_t first, int64_t last,
-                                             const AttentionConfig& cfg, float* out) {
+                                             const AttentionConfig& cfg, float* out, float* stats) {
     float scores[kBlock];
     Acc acc(cfg.valueDim);
     float runMax = -std::numeric_limits<float>::infinity();
@@ -331,7 +345,7 @@ template <typename Isa, typename P, typename Acc = MemoryAcc<Isa, P>>
         for (int j = 0; j < n; ++j) acc.axpy(vRun + j * rowStride, scores[j]);
         b += n;
     }
-    acc.store(out, runSum > 0.0f ? 1.0f / runSum : 0.0f);
+    acc.store(out, rangeResult(stats, 0, runMax, runSum));
 }
 
 #ifdef KESTREL_X86
@@ -395,7 +409,7 @@ struct GroupSoftmax {
 template <typename P, int G>
 __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline void attendGroup64(
     const float* q, P kBase, P vBase, const int32_t* table, int32_t blockTokens, int64_t rowStride,
-    int64_t first, int64_t last, const AttentionConfig& cfg, float* out) {
+    int64_t first, int64_t last, const AttentionConfig& cfg, float* out, float* stats) {
     __m512 qv[G][4], acc[G][4];
     GroupSoftmax<G> sm;
     auto& [runMax, runSum, blockMax, scores] = sm;
@@ -465,7 +479,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline void attend
     }
 #pragma GCC unroll 4
     for (int h = 0; h < G; ++h) {
-        const __m512 inv = _mm512_set1_ps(runSum[h] > 0.0f ? 1.0f / runSum[h] : 0.0f);
+        const __m512 inv = _mm512_set1_ps(rangeResult(stats, h, runMax[h], runSum[h]));
 #pragma GCC unroll 4
         for (int i = 0; i < 4; ++i) _mm512_storeu_ps(out + h * 64 + 16 * i, _mm512_mul_ps(acc[h][i], inv));
     }
@@ -481,7 +495,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline void attend
 template <typename P, int G>
 KESTREL_AVX2 void attendGroup64Avx2(const float* q, P kBase, P vBase, const int32_t* table,
                                     int32_t blockTokens, int64_t rowStride, int64_t first, int64_t last,
-                                    const AttentionConfig& cfg, float* out) {
+                                    const AttentionConfig& cfg, float* out, float* stats) {
     constexpr int W = G <= 3 ? 4 : 2;  // value vectors (of 8) per slice
     alignas(32) float acc[G][64] = {};
     GroupSoftmax<G> sm;
@@ -539,7 +553,7 @@ KESTREL_AVX2 void attendGroup64Avx2(const float* q, P kBase, P vBase, const int3
         b += n;
     }
     for (int h = 0; h < G; ++h) {
-        const __m256 inv = _mm256_set1_ps(runSum[h] > 0.0f ? 1.0f / runSum[h] : 0.0f);
+        const __m256 inv = _mm256_set1_ps(rangeResult(stats, h, runMax[h], runSum[h]));
         for (int i = 0; i < 64; i += 8) _mm256_storeu_ps(out + h * 64 + i, _mm256_mul_ps(_mm256_load_ps(acc[h] + i), inv));
     }
 }
@@ -565,6 +579,63 @@ struct Wide64<Avx2Isa> {
 };
 #endif
 
+// Keys per work item. A (token, head) task over more keys is split into ranges
+// of this many, computed in parallel and merged (flash-decoding): a decode step
+// of SmolLM2 has 3 tasks (kv heads) for the threads, and at 4096 positions one
+// thread took two of them (194 us per layer on two threads) while the other
+// idled after one. The split depends only on the token's own key range, so a
+// token's result is the same whatever else its batch holds.
+constexpr int64_t kSplitKeys = 256;
+
+// The keys [first, last] of token t's query head h (or the group of heads from
+// h), written normalised to the output or, as a range of a split task (slot >=
+// 0), unnormalised to partial slot `slot` with its statistics (mergeRanges).
+struct AttnItem {
+    int64_t t, first, last;
+    int32_t h, slot;
+};
+
+// A split task: its ranges are the slots [firstSlot, firstSlot + ranges).
+struct AttnMerge {
+    int64_t t;
+    int32_t h, firstSlot, ranges;
+};
+
+struct AttnWork {
+    const float* q;
+    const KvView* cache;
+    const AttentionConfig* cfg;
+    float* out;
+    const AttnItem* items;
+    const AttnMerge* merges;
+    float* partial;    // per slot: headsPerItem x valueDim
+    float* stats;      // per slot: headsPerItem x (maximum score, sum of weights)
+    int headsPerItem;  // the group size when grouped, else 1
+    bool grouped;
+};
+
+// The ranges of split task m into the output: each range's sum and weights
+// rescaled to the largest maximum, then normalised once.
+void mergeRanges(const AttnWork& w, const AttnMerge& m) {
+    const int n = w.cfg->valueDim;
+    for (int g = 0; g < w.headsPerItem; ++g) {
+        float top = -std::numeric_limits<float>::infinity();
+        for (int r = 0; r < m.ranges; ++r) top = std::max(top, w.stats[(int64_t(m.firstSlot + r) * w.headsPerItem + g) * 2]);
+        float* o = w.out + (m.t * w.cfg->heads + m.h + g) * n;
+        std::fill(o, o + n, 0.0f);
+        float sum = 0.0f;
+        for (int r = 0; r < m.ranges; ++r) {
+            const int64_t slot = int64_t(m.firstSlot + r) * w.headsPerItem + g;
+            const float f = std::exp(w.stats[slot * 2] - top);
+            sum += f * w.stats[slot * 2 + 1];
+            const float* p = w.partial + slot * n;
+            for (int i = 0; i < n; ++i) o[i] += f * p[i];
+        }
+        const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+        for (int i = 0; i < n; ++i) o[i] *= inv;
+    }
+}
+
 // Element 0 of a K or V slab as the row pointer type P.
 template <typename P>
 P slabStart(const KvView&, const void* slab, const float* scales) {
@@ -573,39 +644,30 @@ P slabStart(const KvView&, const void* slab, const float* scales) {
 }
 
 template <typename Isa, typename P>
-[[gnu::always_inline]] inline void attendRange(const float* q, const int32_t* positions, const KvView& cache,
-                                              const AttentionConfig& cfg, float* out, int64_t tokens, int64_t begin,
-                                              int64_t end) {
+[[gnu::always_inline]] inline void attendRange(const AttnWork& w, int64_t begin, int64_t end) {
+    const AttentionConfig& cfg = *w.cfg;
+    const KvView& cache = *w.cache;
     const P kAll = slabStart<P>(cache, cache.k, cache.kScales);
     const P vAll = slabStart<P>(cache, cache.v, cache.vScales);
     const int group = cfg.heads / cfg.kvHeads;
-    bool grouped = false;
-#ifdef KESTREL_X86
-    if constexpr (std::is_same_v<Isa, Avx512Isa> || std::is_same_v<Isa, Avx2Isa>) grouped = groupedShape(cfg);
-#endif
-    // A task is one (token, head), or one (token, kv head) when the heads of a group go together.
-    const int64_t perToken = grouped ? cfg.kvHeads : cfg.heads;
-    for (int64_t task = begin; task < end; ++task) {
-        // Causal work grows with the position: interleave early and late tokens so that
-        // each thread's contiguous range of tasks costs about the same.
-        const int64_t ti = task / perToken;
-        const int64_t t = (ti % 2 == 0) ? ti / 2 : tokens - 1 - ti / 2;
-        const int h = static_cast<int>(task % perToken) * (grouped ? group : 1);
-        const int kvh = h / group;
-        const int64_t last = positions[t];
-        const int64_t first = cfg.slidingWindow > 0 ? std::max<int64_t>(0, last - cfg.slidingWindow + 1) : 0;
+    for (int64_t i = begin; i < end; ++i) {
+        const AttnItem& it = w.items[i];
+        const int h = it.h, kvh = h / group;
+        const int64_t t = it.t, first = it.first, last = it.last;
         // K and V rows share the stride; V of kv head h sits at h * valueDim.
-        const float* qh = q + (t * cfg.heads + h) * cfg.headDim;
-        float* oh = out + (t * cfg.heads + h) * cfg.valueDim;
+        const float* qh = w.q + (t * cfg.heads + h) * cfg.headDim;
+        float* oh = it.slot < 0 ? w.out + (t * cfg.heads + h) * cfg.valueDim
+                                : w.partial + int64_t(it.slot) * w.headsPerItem * cfg.valueDim;
+        float* st = it.slot < 0 ? nullptr : w.stats + int64_t(it.slot) * w.headsPerItem * 2;
 #ifdef KESTREL_X86
         if constexpr (std::is_same_v<Isa, Avx512Isa> || std::is_same_v<Isa, Avx2Isa>) {
             using Wide = Wide64<Isa>;
-            if (grouped) {
+            if (w.grouped) {
                 auto run = [&](auto g) {
                     Wide::template group<P, decltype(g)::value>(qh, kAll + kvh * cfg.headDim,
                                                                  vAll + kvh * cfg.valueDim, cache.tableOf(t),
                                                                  cache.blockTokens, cache.rowStride, first, last, cfg,
-                                                                 oh);
+                                                                 oh, st);
                 };
                 if (group == 2) run(std::integral_constant<int, 2>{});
                 else if (group == 3) run(std::integral_constant<int, 3>{});
@@ -616,13 +678,13 @@ template <typename Isa, typename P>
                 attendHead<Isa, P, typename Wide::template Acc<P>>(qh, kAll + kvh * cfg.headDim,
                                                                    vAll + kvh * cfg.valueDim, cache.tableOf(t),
                                                                    cache.blockTokens, cache.rowStride, first, last,
-                                                                   cfg, oh);
+                                                                   cfg, oh, st);
                 continue;
             }
         }
 #endif
         attendHead<Isa, P>(qh, kAll + kvh * cfg.headDim, vAll + kvh * cfg.valueDim, cache.tableOf(t),
-                           cache.blockTokens, cache.rowStride, first, last, cfg, oh);
+                           cache.blockTokens, cache.rowStride, first, last, cfg, oh, st);
     }
 }
 
@@ -636,34 +698,22 @@ template <typename F>
     }
 }
 
-void attendScalar(const float* q, const int32_t* positions, const KvView& cache, const AttentionConfig& cfg,
-                  float* out, int64_t tokens, int64_t begin, int64_t end) {
-    withRowPointer(cache.type, [&](auto p) {
-        attendRange<ScalarIsa, decltype(p)>(q, positions, cache, cfg, out, tokens, begin, end);
-    });
+void attendScalar(const AttnWork& w, int64_t begin, int64_t end) {
+    withRowPointer(w.cache->type, [&](auto p) { attendRange<ScalarIsa, decltype(p)>(w, begin, end); });
 }
 
 #ifdef KESTREL_X86
-__attribute__((target("avx2,fma,f16c"))) void attendAvx2(const float* q, const int32_t* positions,
-                                                          const KvView& cache, const AttentionConfig& cfg,
-                                                          float* out, int64_t tokens, int64_t begin,
-                                                          int64_t end) {
-    withRowPointer(cache.type, [&](auto p) {
-        attendRange<Avx2Isa, decltype(p)>(q, positions, cache, cfg, out, tokens, begin, end);
-    });
+__attribute__((target("avx2,fma,f16c"))) void attendAvx2(const AttnWork& w, int64_t begin, int64_t end) {
+    withRowPointer(w.cache->type, [&](auto p) { attendRange<Avx2Isa, decltype(p)>(w, begin, end); });
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c"))) void attendAvx512(
-    const float* q, const int32_t* positions, const KvView& cache, const AttentionConfig& cfg, float* out,
-    int64_t tokens, int64_t begin, int64_t end) {
-    withRowPointer(cache.type, [&](auto p) {
-        attendRange<Avx512Isa, decltype(p)>(q, positions, cache, cfg, out, tokens, begin, end);
-    });
+__attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c"))) void attendAvx512(const AttnWork& w,
+                                                                                       int64_t begin, int64_t end) {
+    withRowPointer(w.cache->type, [&](auto p) { attendRange<Avx512Isa, decltype(p)>(w, begin, end); });
 }
 #endif
 
-using AttendFn = void (*)(const float*, const int32_t*, const KvView&, const AttentionConfig&, float*, int64_t,
-                          int64_t, int64_t);
+using AttendFn = void (*)(const AttnWork&, int64_t, int64_t);
 
 // KESTREL_CPU_ISA=scalar forces the portable path, as for the matmul kernels (tests run both).
 AttendFn pickAttend() {
@@ -758,19 +808,39 @@ void attention(const float* q, int64_t tokens, const int32_t* positions, const K
 #else
     const bool grouped = false;
 #endif
-    const int64_t tasks = tokens * (grouped ? cfg.kvHeads : cfg.heads);  // as attendRange counts them
+    const int headsPerItem = grouped ? cfg.heads / cfg.kvHeads : 1;
+    // Reused across calls (one layer after another on the caller's thread): no allocation per step.
+    thread_local std::vector<AttnItem> items;
+    thread_local std::vector<AttnMerge> merges;
+    thread_local std::vector<float> partial, stats;
+    items.clear();
+    merges.clear();
+    int32_t slots = 0;
+    for (int64_t ti = 0; ti < tokens; ++ti) {
+        // Causal work grows with the position: interleave early and late tokens so that
+        // each thread's contiguous range of items costs about the same.
+        const int64_t t = (ti % 2 == 0) ? ti / 2 : tokens - 1 - ti / 2;
+        const int64_t last = positions[t];
+        const int64_t first = cfg.slidingWindow > 0 ? std::max<int64_t>(0, last - cfg.slidingWindow + 1) : 0;
+        const auto ranges = static_cast<int32_t>((last - first + kSplitKeys) / kSplitKeys);
+        for (int h = 0; h < cfg.heads; h += headsPerItem) {
+            if (ranges > 1) merges.push_back({t, h, slots, ranges});
+            for (int32_t r = 0; r < ranges; ++r)
+                items.push_back({t, first + r * kSplitKeys, std::min(last, first + (r + 1) * kSplitKeys - 1), h,
+                                 ranges > 1 ? slots++ : -1});
+        }
+    }
+    partial.resize(size_t(slots) * size_t(headsPerItem) * size_t(cfg.valueDim));
+    stats.resize(size_t(slots) * size_t(headsPerItem) * 2);
+    const AttnWork work{q,     &cache,         &cfg,          out, items.data(), merges.data(), partial.data(),
+                        stats.data(), headsPerItem, grouped};
     // One captured pointer keeps the std::function in its small buffer: no allocation per call.
-    struct Args {
-        const float* q;
-        const int32_t* positions;
-        const KvView* cache;
-        const AttentionConfig* cfg;
-        float* out;
-        int64_t tokens;
-    } args{q, positions, &cache, &cfg, out, tokens};
-    pool.parallelFor(tasks, [a = &args](int64_t b, int64_t e, int) {
-        kAttend(a->q, a->positions, *a->cache, *a->cfg, a->out, a->tokens, b, e);
-    });
+    pool.parallelFor(static_cast<int64_t>(items.size()),
+                     [w = &work](int64_t b, int64_t e, int) { kAttend(*w, b, e); });
+    if (!merges.empty())
+        pool.parallelFor(static_cast<int64_t>(merges.size()), [w = &work](int64_t b, int64_t e, int) {
+            for (int64_t i = b; i < e; ++i) mergeRanges(*w, w->merges[i]);
+        });
 }
 
 }  // namespace kestrel::kernels

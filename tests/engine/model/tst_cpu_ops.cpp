@@ -423,6 +423,37 @@ private slots:
         QVERIFY2(err < 1e-5, qPrintable(QStringLiteral("attention error %1 above 1e-5").arg(err)));
     }
 
+    // Key ranges longer than a work item's 256 keys are split, computed in parallel
+    // and merged: contexts of 1, 256, 257 (the first split), 512, 700 keys and a
+    // window of 300, for every storage type and each kernel (grouped, register and
+    // memory accumulators).
+    void attentionSplitsLongRanges_data() {
+        QTest::addColumn<int>("type");  // KvType
+        QTest::addColumn<int>("heads");
+        QTest::addColumn<int>("kvHeads");
+        QTest::addColumn<int>("headDim");
+        QTest::addColumn<int>("window");
+        QTest::addColumn<float>("softcapValue");
+        for (KvType type : {KvType::F32, KvType::F16, KvType::Q8}) {
+            const char* name = type == KvType::F32 ? "f32" : type == KvType::F16 ? "f16" : "q8";
+            QTest::addRow("%s gqa 9/3 d64", name) << int(type) << 9 << 3 << 64 << 0 << 0.0f;
+            QTest::addRow("%s mha 4/4 d64 window 300", name) << int(type) << 4 << 4 << 64 << 300 << 0.0f;
+            QTest::addRow("%s gqa 8/2 d128 softcap", name) << int(type) << 8 << 2 << 128 << 0 << 30.0f;
+            if (type != KvType::Q8) QTest::addRow("%s 3/1 d20 window 300", name) << int(type) << 3 << 1 << 20 << 300 << 0.0f;
+        }
+    }
+    void attentionSplitsLongRanges() {
+        QFETCH(int, type);
+        QFETCH(int, heads);
+        QFETCH(int, kvHeads);
+        QFETCH(int, headDim);
+        QFETCH(int, window);
+        QFETCH(float, softcapValue);
+        AttentionCase c{KvType(type), heads, kvHeads, headDim, window, softcapValue, 16, 700, {0, 255, 256, 511, 699}};
+        const double err = attentionError(c, pool_);
+        QVERIFY2(err < 1e-5, qPrintable(QStringLiteral("attention error %1 above 1e-5").arg(err)));
+    }
+
     // storeKv's 8-bit rows: every 32 values of a head's row become codes round(x / d)
     // with d = max |x| / 127 (so the largest is +-127 and each value is within d / 2),
     // stored where the layout says, in shuffled blocks; a block of zeros has d = 0.
