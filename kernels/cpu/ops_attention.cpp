@@ -53,13 +53,15 @@ inline float kvValue(Q8Ptr p, int64_t i) { return static_cast<float>(p.codes()[i
 
 // Requests the cache lines of `values` elements from row (prefetch locality L:
 // 3 = into L1, 2 = into L2).
+// Always inlined: called from a lambda of another target (scoreKeys16), GCC kept
+// such a helper out of line, judged it free of side effects and deleted its calls.
 template <int L, typename T>
-inline void prefetchKvRow(const T* row, int values) {
+[[gnu::always_inline]] inline void prefetchKvRow(const T* row, int values) {
     const auto* b = reinterpret_cast<const char*>(row);
     for (size_t o = 0; o < static_cast<size_t>(values) * sizeof(T); o += 64) __builtin_prefetch(b + o, 0, L);
 }
 template <int L>
-inline void prefetchKvRow(Q8Ptr row, int values) {
+[[gnu::always_inline]] inline void prefetchKvRow(Q8Ptr row, int values) {
     for (int o = 0; o < values; o += 64) __builtin_prefetch(row.codes() + o, 0, L);
     __builtin_prefetch(&row.scales[static_cast<uint64_t>(row.e) / kKvQ8Block], 0, L);
 }
@@ -351,9 +353,10 @@ template <typename Isa, typename P, typename Acc = MemoryAcc<Isa, P>>
 #ifdef KESTREL_X86
 // GQA with 64-wide heads on AVX-512: the G query heads of one kv head at once,
 // so each key and value row is loaded and converted once for all of them
-// (SmolLM2: 3 heads per kv head). Per head, the same operations in the same
-// order as attendHead<Avx512Isa, P, Zmm64Acc<P>>, but for the softmax's exp,
-// vectorised here (exp_avx512.h, ~1e-7 relative to std::exp).
+// (SmolLM2: 3 heads per kv head). The scores of 16 keys are summed together
+// (scoreKeys16), not one horizontal reduction per key and head, and the
+// softmax's exp is vectorised (exp_avx512.h, ~1e-7 relative to std::exp):
+// rounding differs from attendHead<Avx512Isa, P, Zmm64Acc<P>> by summation order.
 constexpr int kMaxGroup = 4;
 inline bool groupedShape(const AttentionConfig& cfg) {
     const int g = cfg.heads / cfg.kvHeads;
@@ -362,7 +365,7 @@ inline bool groupedShape(const AttentionConfig& cfg) {
 
 // 64 values of a K or V row (256 bytes in f32, 128 in f16, 64 + a scale in 8-bit) towards L1.
 template <typename P>
-inline void prefetchRow(P row) {
+[[gnu::always_inline]] inline void prefetchRow(P row) {
     prefetchKvRow<3>(row, 64);
 }
 
@@ -376,7 +379,7 @@ struct GroupRun {
     P k, v;
     P kNext;
     int nextN;
-    void prefetch(int j, int64_t rowStride) const {
+    [[gnu::always_inline]] void prefetch(int j, int64_t rowStride) const {
         prefetchRow(v + j * rowStride);
         if (j < nextN) prefetchRow(kNext + j * rowStride);
     }
@@ -406,6 +409,91 @@ struct GroupSoftmax {
     }
 };
 
+// One step of the transposed sum: x holds N keys' partial sums, y the next N
+// keys'; the result, 2N keys' with half as many partial lanes each. After the
+// steps for N = 1, 2, 4, 8, lane i holds the whole sum of key i: 15 adds and 30
+// shuffles for 16 keys, where _mm512_reduce_add_ps took 4 of each per key.
+template <int N>
+__attribute__((target("avx512f"))) inline __m512 foldKeys(__m512 x, __m512 y) {
+    if constexpr (N == 1)  // in each 128-bit lane: x's partials at 0 and 2, y's at 1 and 3
+        return _mm512_add_ps(_mm512_unpacklo_ps(x, y), _mm512_unpackhi_ps(x, y));
+    else if constexpr (N == 2)  // in each 128-bit lane: keys 0..3, one partial each
+        return _mm512_add_ps(_mm512_shuffle_ps(x, y, 0x44), _mm512_shuffle_ps(x, y, 0xee));
+    else  // 128-bit lanes: x's pairs (0,1) and (2,3) added, then y's
+        return _mm512_add_ps(_mm512_shuffle_f32x4(x, y, 0x88), _mm512_shuffle_f32x4(x, y, 0xdd));
+}
+
+// The G heads' partial sums of one or more keys.
+template <int G>
+struct HeadSums {
+    __m512 v[G];
+};
+
+// Lane i of the result is the sum of keyProducts(j0 + i)'s 16 lanes, for N keys
+// (a power of two) from j0. Depth first, so that at most one vector per head and
+// level waits for its partner.
+template <int N, int G, typename Products>
+[[gnu::always_inline]] __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline HeadSums<G> sumKeys(
+    const Products& keyProducts, int j0) {
+    if constexpr (N == 1) {
+        return keyProducts(j0);
+    } else {
+        const HeadSums<G> x = sumKeys<N / 2, G>(keyProducts, j0);
+        const HeadSums<G> y = sumKeys<N / 2, G>(keyProducts, j0 + N / 2);
+        HeadSums<G> r;
+#pragma GCC unroll 4
+        for (int h = 0; h < G; ++h) r.v[h] = foldKeys<N / 2>(x.v[h], y.v[h]);
+        return r;
+    }
+}
+
+// Softcap per score, scalar: no 64-wide GQA model we run uses it.
+__attribute__((target("avx512f"))) inline __m512 softcap16(__m512 s, float cap) {
+    alignas(64) float v[16];
+    _mm512_store_ps(v, s);
+    for (float& x : v) x = cap * std::tanh(x / cap);
+    return _mm512_load_ps(v);
+}
+
+// The scores of the `count` (1 to 16) keys of a run from key j into scores[h] + j,
+// and their maximum into maxv. Lanes past `count` score the last key again (a row
+// already loaded, no branch per key) and are neither stored nor in the maximum,
+// so one copy of the code serves whole and partial groups. Each key requests its
+// value row and the next run's key row (GroupRun::prefetch).
+template <typename P, int G>
+__attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline void scoreKeys16(
+    const __m512 (&qv)[G][4], const GroupRun<P>& run, int64_t rowStride, int j, int count,
+    const AttentionConfig& cfg, float (&scores)[G][kBlock], __m512 (&maxv)[G]) {
+    auto keyProducts = [&](int i) __attribute__((always_inline, target("avx512f,avx512bw,avx512vl,fma,f16c"))) {
+        HeadSums<G> p;
+        const int key = j + std::min(i, count - 1);
+        if (i < count) run.prefetch(key, rowStride);
+        const P row = run.k + key * rowStride;
+        __m512 k[4];
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c) k[c] = Avx512Isa::load(row + 16 * c);
+#pragma GCC unroll 4
+        for (int h = 0; h < G; ++h) {
+            // One chain per head and key: 16 keys' chains run side by side.
+            __m512 a = _mm512_mul_ps(qv[h][0], k[0]);
+            a = _mm512_fmadd_ps(qv[h][1], k[1], a);
+            a = _mm512_fmadd_ps(qv[h][2], k[2], a);
+            p.v[h] = _mm512_fmadd_ps(qv[h][3], k[3], a);
+        }
+        return p;
+    };
+    const HeadSums<G> sums = sumKeys<16, G>(keyProducts, 0);
+    const __mmask16 live = Avx512Isa::tailMask(count);
+    const __m512 scale = _mm512_set1_ps(cfg.scale);
+#pragma GCC unroll 4
+    for (int h = 0; h < G; ++h) {
+        __m512 s = _mm512_mul_ps(sums.v[h], scale);
+        if (cfg.softcap > 0.0f) s = softcap16(s, cfg.softcap);
+        _mm512_mask_storeu_ps(scores[h] + j, live, s);
+        maxv[h] = _mm512_mask_max_ps(maxv[h], live, maxv[h], s);  // dead lanes keep -inf
+    }
+}
+
 template <typename P, int G>
 __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline void attendGroup64(
     const float* q, P kBase, P vBase, const int32_t* table, int32_t blockTokens, int64_t rowStride,
@@ -427,25 +515,12 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline void attend
         const GroupRun<P> run = groupRun(b, last, kBase, vBase, table, blockTokens, rowStride);
         const int n = run.n;
         const P kRun = run.k, vRun = run.v;
-        sm.beginRun();
-        for (int j = 0; j < n; ++j) {
-            run.prefetch(j, rowStride);
-            __m512 k[4];
+        __m512 maxv[G];
 #pragma GCC unroll 4
-            for (int i = 0; i < 4; ++i) k[i] = Avx512Isa::load(kRun + j * rowStride + 16 * i);
+        for (int h = 0; h < G; ++h) maxv[h] = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+        for (int j = 0; j < n; j += 16) scoreKeys16<P, G>(qv, run, rowStride, j, std::min(16, n - j), cfg, scores, maxv);
 #pragma GCC unroll 4
-            for (int h = 0; h < G; ++h) {
-                // Avx512Isa::dot's order for 64 values: a0 over [0,16) and [32,48), a1 over the others.
-                __m512 a0 = _mm512_fmadd_ps(qv[h][0], k[0], _mm512_setzero_ps());
-                __m512 a1 = _mm512_fmadd_ps(qv[h][1], k[1], _mm512_setzero_ps());
-                a0 = _mm512_fmadd_ps(qv[h][2], k[2], a0);
-                a1 = _mm512_fmadd_ps(qv[h][3], k[3], a1);
-                float s = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1)) * cfg.scale;
-                if (cfg.softcap > 0.0f) s = cfg.softcap * std::tanh(s / cfg.softcap);
-                scores[h][j] = s;
-                blockMax[h] = std::max(blockMax[h], s);
-            }
-        }
+        for (int h = 0; h < G; ++h) blockMax[h] = _mm512_reduce_max_ps(maxv[h]);
 #pragma GCC unroll 4
         for (int h = 0; h < G; ++h) {
             if (blockMax[h] > runMax[h]) {

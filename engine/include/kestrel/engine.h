@@ -32,7 +32,8 @@ using TokenId = int32_t;
 //   Int8: int8 codes with a float scale per 32 values (like GGUF's Q8_0), 1.125
 //     bytes per value: 1.8x the context fits in the same memory, and decoding a
 //     long chat on the CPU, which reads every cached value per token, gets
-//     faster; the rounding error is up to 1/254 of a block's largest value.
+//     faster (SmolLM2 at 4096 positions: ~+5-10 %); the rounding error is up to
+//     1/254 of a block's largest value (logits ~2.5e-2 of their range).
 //     The CPU backend only: on a GPU the cache stays Half (ModelInfo says which).
 enum class KvPrecision { Half, Int8 };
 const char* kvPrecisionName(KvPrecision precision);  // "f16", "int8"
