@@ -37,6 +37,17 @@ double relErr(const A& got, const B& ref) {
     return maxRef > 0 ? maxDiff / maxRef : maxDiff;
 }
 
+// The columns every data-driven attention test has: storage type (a KvType), heads,
+// kv heads, head size, sliding window and softcap.
+void addAttentionColumns() {
+    QTest::addColumn<int>("type");
+    QTest::addColumn<int>("heads");
+    QTest::addColumn<int>("kvHeads");
+    QTest::addColumn<int>("headDim");
+    QTest::addColumn<int>("window");
+    QTest::addColumn<float>("softcapValue");
+}
+
 std::vector<float> poisoned(size_t n) { return std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()); }
 
 // One attention case: keys and values for positions [0, total) in the cache
@@ -377,12 +388,7 @@ private slots:
     }
 
     void attentionMatchesReference_data() {
-        QTest::addColumn<int>("type");  // KvType
-        QTest::addColumn<int>("heads");
-        QTest::addColumn<int>("kvHeads");
-        QTest::addColumn<int>("headDim");
-        QTest::addColumn<int>("window");
-        QTest::addColumn<float>("softcapValue");
+        addAttentionColumns();
         QTest::addColumn<int>("blockTokens");  // 0: one contiguous slab; else shuffled blocks of that size
         const int f32 = int(KvType::F32), f16 = int(KvType::F16), q8 = int(KvType::Q8);
         QTest::newRow("f32 gqa 9/3 d64") << f32 << 9 << 3 << 64 << 0 << 0.0f << 0;
@@ -428,12 +434,7 @@ private slots:
     // window of 300, for every storage type and each kernel (grouped, register and
     // memory accumulators).
     void attentionSplitsLongRanges_data() {
-        QTest::addColumn<int>("type");  // KvType
-        QTest::addColumn<int>("heads");
-        QTest::addColumn<int>("kvHeads");
-        QTest::addColumn<int>("headDim");
-        QTest::addColumn<int>("window");
-        QTest::addColumn<float>("softcapValue");
+        addAttentionColumns();
         for (KvType type : {KvType::F32, KvType::F16, KvType::Q8}) {
             const char* name = type == KvType::F32 ? "f32" : type == KvType::F16 ? "f16" : "q8";
             QTest::addRow("%s gqa 9/3 d64", name) << int(type) << 9 << 3 << 64 << 0 << 0.0f;
