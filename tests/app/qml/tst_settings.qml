@@ -50,6 +50,27 @@ Item {
             dialog.close()
         }
 
+        // The KV cache's precision: 16-bit by default, 8-bit chosen from the box, saved per
+        // model and shown again when the dialog reopens.
+        function test_kvCacheChoice() {
+            dialog.openWith("")
+            tryCompare(dialog, "opened", true)
+            const box = findChild(dialog.contentItem, "kvCacheBox")
+            verify(box)
+            compare(AppSettings.kvCache, "f16")
+            compare(box.currentIndex, 0)
+            box.activated(1)
+            compare(AppSettings.kvCache, "int8")
+            verify(AppSettings.valid)
+            mouseClick(findChild(dialog.footer, "applyButton"))
+            tryCompare(dialog, "opened", false)
+            dialog.openWith("")
+            tryCompare(dialog, "opened", true)
+            compare(findChild(dialog.contentItem, "kvCacheBox").currentIndex, 1, "saved and shown again")
+            AppSettings.kvCache = "f16"
+            AppSettings.apply()
+        }
+
         function test_modelPathValidation() {
             dialog.openWith("")
             tryCompare(dialog, "opened", true)
