@@ -96,6 +96,7 @@ private slots:
         const auto summary = loaded.at(0).at(0).value<ModelSummary>();
         QCOMPARE(summary.architecture, QString("llama"));
         QCOMPARE(summary.contextLength, 1024);
+        QCOMPARE(summary.kvCache, QString("f16"));  // the default
         QVERIFY(summary.trainedContext >= 2048);
         QVERIFY(summary.memoryBytes > summary.fileBytes / 2);
         QVERIFY(progress.size() >= 2);
@@ -175,6 +176,28 @@ private slots:
         QVERIFY(finished.wait(30000));
         QCOMPARE(finished.at(1).at(0).toULongLong(), quint64(13));
         QVERIFY(finished.at(1).at(1).value<GenerationStats>().stopReason != "cancelled");
+    }
+
+    // The settings' 8-bit KV cache reaches the engine, which reports it, and a reply
+    // still answers the question.
+    void int8KvCacheLoadsAndAnswers() {
+        KESTREL_REQUIRE_MODEL(kestrel::test::smollm2Path());
+        QSignalSpy loaded(this, &TestEngineWorker::modelLoaded);
+        ModelLoadRequest r;
+        r.path = kestrel::test::smollm2Path();
+        r.contextLength = 1024;
+        r.kvCache = QStringLiteral("int8");
+        QMetaObject::invokeMethod(worker_, "loadModel", Qt::QueuedConnection, Q_ARG(kestrel::desktop::ModelLoadRequest, r));
+        QVERIFY(loaded.wait(60000));
+        QCOMPARE(loaded.at(0).at(0).value<ModelSummary>().kvCache, QString("int8"));
+        QSignalSpy pieces(this, &TestEngineWorker::pieceGenerated);
+        QSignalSpy finished(this, &TestEngineWorker::replyFinished);
+        QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection, Q_ARG(quint64, 20),
+                                  Q_ARG(kestrel::desktop::GenerationRequest, request("What is the capital of France?", 24)));
+        QVERIFY(finished.wait(60000));
+        QString text;
+        for (const auto& p : pieces) text += p.at(1).toString();
+        QVERIFY2(text.contains("Paris"), qPrintable(text));
     }
 
     void cancelledLoadReportsCancelled() {
