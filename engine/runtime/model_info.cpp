@@ -35,8 +35,7 @@ ModelInfo describeModel(const gguf::GgufFile& file, const model::ModelConfig& c,
     info.trainedContext = int32_t(c.contextLength);
     info.chatTemplate = file.getString("tokenizer.chat_template", "");
     info.backend = backendName;
-    // K and V in F16 for every layer and kv head.
-    info.kvBytesPerToken = uint64_t(c.nLayer) * uint64_t(c.nHeadKv) * uint64_t(c.headDim + c.valueDim) * 2u;
+    // kvBytesPerToken and kvPrecision: Model::load, from the KV cache it creates.
 
     std::map<std::string, uint64_t> bytesByType;
     for (const auto& t : file.tensors()) {

@@ -713,7 +713,7 @@ void mergeRanges(const AttnWork& w, const AttnMerge& m) {
 
 // Element 0 of a K or V slab as the row pointer type P.
 template <typename P>
-P slabStart(const KvView&, const void* slab, const float* scales) {
+P slabStart(const void* slab, const float* scales) {
     if constexpr (std::is_same_v<P, Q8Ptr>) return Q8Ptr{static_cast<const int8_t*>(slab), scales, 0};
     else return static_cast<P>(slab);
 }
@@ -722,8 +722,8 @@ template <typename Isa, typename P>
 [[gnu::always_inline]] inline void attendRange(const AttnWork& w, int64_t begin, int64_t end) {
     const AttentionConfig& cfg = *w.cfg;
     const KvView& cache = *w.cache;
-    const P kAll = slabStart<P>(cache, cache.k, cache.kScales);
-    const P vAll = slabStart<P>(cache, cache.v, cache.vScales);
+    const P kAll = slabStart<P>(cache.k, cache.kScales);
+    const P vAll = slabStart<P>(cache.v, cache.vScales);
     const int group = cfg.heads / cfg.kvHeads;
     for (int64_t i = begin; i < end; ++i) {
         const AttnItem& it = w.items[i];

@@ -37,17 +37,6 @@ double relErr(const A& got, const B& ref) {
     return maxRef > 0 ? maxDiff / maxRef : maxDiff;
 }
 
-// The columns every data-driven attention test has: storage type (a KvType), heads,
-// kv heads, head size, sliding window and softcap.
-void addAttentionColumns() {
-    QTest::addColumn<int>("type");
-    QTest::addColumn<int>("heads");
-    QTest::addColumn<int>("kvHeads");
-    QTest::addColumn<int>("headDim");
-    QTest::addColumn<int>("window");
-    QTest::addColumn<float>("softcapValue");
-}
-
 std::vector<float> poisoned(size_t n) { return std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()); }
 
 // One attention case: keys and values for positions [0, total) in the cache
@@ -62,6 +51,29 @@ struct AttentionCase {
     float scale = 0.0f;        // 0: 1 / sqrt(headDim)
     bool negative = false;     // keys in [0.5, 2), queries in [-2, -1): every score far below zero
 };
+
+// The columns every data-driven attention test has: storage type (a KvType), heads,
+// kv heads, head size, sliding window and softcap.
+void addAttentionColumns() {
+    QTest::addColumn<int>("type");
+    QTest::addColumn<int>("heads");
+    QTest::addColumn<int>("kvHeads");
+    QTest::addColumn<int>("headDim");
+    QTest::addColumn<int>("window");
+    QTest::addColumn<float>("softcapValue");
+}
+
+// The current data row's case (addAttentionColumns), with keys in `blockTokens`-position
+// blocks for `total` positions.
+AttentionCase fetchAttentionCase(int blockTokens, int total, std::vector<int32_t> positions) {
+    QFETCH(int, type);
+    QFETCH(int, heads);
+    QFETCH(int, kvHeads);
+    QFETCH(int, headDim);
+    QFETCH(int, window);
+    QFETCH(float, softcapValue);
+    return {KvType(type), heads, kvHeads, headDim, window, softcapValue, blockTokens, total, std::move(positions)};
+}
 
 // max |attention - double reference| / max |reference|.
 double attentionError(const AttentionCase& c, ThreadPool& pool) {
@@ -415,15 +427,9 @@ private slots:
         QTest::newRow("paged 7 q8 mqa 4/1 d256 window 37 softcap") << q8 << 4 << 1 << 256 << 37 << 30.0f << 7;
     }
     void attentionMatchesReference() {
-        QFETCH(int, type);
-        QFETCH(int, heads);
-        QFETCH(int, kvHeads);
-        QFETCH(int, headDim);
-        QFETCH(int, window);
-        QFETCH(float, softcapValue);
         QFETCH(int, blockTokens);
         // 150 cached positions (more than two 64-key blocks), then 11 new tokens at 150..160.
-        AttentionCase c{KvType(type), heads, kvHeads, headDim, window, softcapValue, blockTokens, 161, {}};
+        AttentionCase c = fetchAttentionCase(blockTokens, 161, {});
         for (int p = 150; p <= 160; ++p) c.positions.push_back(p);
         const double err = attentionError(c, pool_);
         QVERIFY2(err < 1e-5, qPrintable(QStringLiteral("attention error %1 above 1e-5").arg(err)));
@@ -444,13 +450,7 @@ private slots:
         }
     }
     void attentionSplitsLongRanges() {
-        QFETCH(int, type);
-        QFETCH(int, heads);
-        QFETCH(int, kvHeads);
-        QFETCH(int, headDim);
-        QFETCH(int, window);
-        QFETCH(float, softcapValue);
-        AttentionCase c{KvType(type), heads, kvHeads, headDim, window, softcapValue, 16, 700, {0, 255, 256, 511, 699}};
+        const AttentionCase c = fetchAttentionCase(16, 700, {0, 255, 256, 511, 699});
         const double err = attentionError(c, pool_);
         QVERIFY2(err < 1e-5, qPrintable(QStringLiteral("attention error %1 above 1e-5").arg(err)));
     }
