@@ -514,7 +514,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline void attend
         ahead.upTo(b);
         const GroupRun<P> run = groupRun(b, last, kBase, vBase, table, blockTokens, rowStride);
         const int n = run.n;
-        const P kRun = run.k, vRun = run.v;
+        const P vRun = run.v;
         __m512 maxv[G];
 #pragma GCC unroll 4
         for (int h = 0; h < G; ++h) maxv[h] = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
@@ -725,6 +725,17 @@ template <typename Isa, typename P>
     const P kAll = slabStart<P>(cache.k, cache.kScales);
     const P vAll = slabStart<P>(cache.v, cache.vScales);
     const int group = cfg.heads / cfg.kvHeads;
+    // Every item's first kKvAhead rows requested before the first item starts: a decode
+    // step of several sequences is a dozen short items (4 streams of SmolLM2: 12 of ~100
+    // keys), and each began by waiting on its own first rows from DRAM. 4 streams:
+    // attention 16.9 -> 15.3 us per layer (docs/PERFORMANCE.md, sixteenth session).
+    for (int64_t i = begin; i < end; ++i) {
+        const AttnItem& it = w.items[i];
+        const int kvh = it.h / group;
+        KvAhead<P>{kAll + kvh * cfg.headDim, vAll + kvh * cfg.valueDim, cache.tableOf(it.t), cache.blockTokens,
+                   cache.rowStride, it.first, it.last, cfg.headDim, cfg.valueDim}
+            .upTo(it.first);
+    }
     for (int64_t i = begin; i < end; ++i) {
         const AttnItem& it = w.items[i];
         const int h = it.h, kvh = h / group;
