@@ -21,6 +21,10 @@
 // measured +3-4 % on llama3-8b and llama2-7b decode on an H100 for the one-row
 // GEMVs and gate/up together (docs/PERFORMANCE.md, thirteenth session).
 //
+// Grid: at most two blocks per SM, each looping over its row groups (gridCap),
+// so the next kernel's blocks find room on every SM while this one still runs:
+// +5-6 % on llama3-8b and llama2-7b decode on an H100 (sixteenth session).
+//
 // A Task says which rows a warp multiplies and what happens to the result:
 //   static constexpr int M;            rows multiplied together (1, or 2 for gate
 //                                      and up, or RoPE's two partner rows)
@@ -31,6 +35,7 @@
 
 #include "gemv_dot.cuh"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace kestrel::cuda::gemvsplit {
@@ -44,71 +49,82 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
     gemvSplitKernel(Task task, Q8Act xq, int split) {
     constexpr int M = Task::M;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int perBlock = blockDim.x / 32 / split;  // tasks per block
+    const int perBlock = blockDim.x / 32 / split;  // tasks per block and pass
     const int nb = static_cast<int>(task.cols / 32);
-    const int64_t k = static_cast<int64_t>(blockIdx.x) * perBlock + warp / split;
     const int part = warp % split;
-    const bool active = k < task.count;
     pdlTrigger();
-
-    // Lane's blocks: part * 32 + lane + 32 * split * c for c < CH.
-    WBlock w[M][CH];
-    bool has[CH];
-#pragma unroll
-    for (int c = 0; c < CH; ++c) has[c] = active && part * 32 + lane + 32 * split * c < nb;
-    if (active) {
-        DevMatrix mats[M];
-        int64_t rows[M];
-        task.rows(k, mats, rows);
-#pragma unroll
-        for (int mi = 0; mi < M; ++mi) {
-            const uint8_t *q, *sc;
-            gemvdev::rowStart<F>(mats[mi], rows[mi], q, sc);
-#pragma unroll
-            for (int c = 0; c < CH; ++c)
-                gemvdev::loadBlockAt<F, gemvdev::Src::Stream>(w[mi][c], q, sc, part * 32 + lane + 32 * split * c, has[c]);
-        }
-    }
-    pdlWait();  // the activations come from the previous kernel
-    int4 a0[CH], a1[CH];
-    float2 am[CH];
-#pragma unroll
-    for (int c = 0; c < CH; ++c) {
-        a0[c] = a1[c] = make_int4(0, 0, 0, 0);
-        am[c] = make_float2(0.0f, 0.0f);
-        if (has[c]) {
-            const int b = part * 32 + lane + 32 * split * c;
-            const int4* ap = reinterpret_cast<const int4*>(xq.q + static_cast<int64_t>(b) * 32);
-            a0[c] = ap[0];
-            a1[c] = ap[1];
-            am[c] = xq.meta[b];
-        }
-    }
-    float acc[M];
-#pragma unroll
-    for (int mi = 0; mi < M; ++mi) {
-        acc[mi] = 0.0f;
-#pragma unroll
-        for (int c = 0; c < CH; ++c) acc[mi] += gemvdev::dotBlock<F>(w[mi][c], a0[c], a1[c], am[c]);
-        acc[mi] = warpSum(acc[mi]);
-    }
     __shared__ float partial[kMaxWarps][M];
-    if (split > 1) {
-        if (lane == 0)
+    bool waited = false;
+    // Grid-stride over groups of perBlock tasks: one pass when the grid covers them all
+    // (the default), several when the launch caps the grid (KESTREL_CUDA_GEMV_BLOCKS_PER_SM).
+    for (int64_t k0 = static_cast<int64_t>(blockIdx.x) * perBlock; k0 < task.count;
+         k0 += static_cast<int64_t>(gridDim.x) * perBlock) {
+        const int64_t k = k0 + warp / split;
+        const bool active = k < task.count;
+        // Lane's blocks: part * 32 + lane + 32 * split * c for c < CH.
+        WBlock w[M][CH];
+        bool has[CH];
 #pragma unroll
-            for (int mi = 0; mi < M; ++mi) partial[warp][mi] = acc[mi];
-        __syncthreads();
-        if (part != 0 || lane != 0 || !active) return;
+        for (int c = 0; c < CH; ++c) has[c] = active && part * 32 + lane + 32 * split * c < nb;
+        if (active) {
+            DevMatrix mats[M];
+            int64_t rows[M];
+            task.rows(k, mats, rows);
+#pragma unroll
+            for (int mi = 0; mi < M; ++mi) {
+                const uint8_t *q, *sc;
+                gemvdev::rowStart<F>(mats[mi], rows[mi], q, sc);
+#pragma unroll
+                for (int c = 0; c < CH; ++c)
+                    gemvdev::loadBlockAt<F, gemvdev::Src::Stream>(w[mi][c], q, sc, part * 32 + lane + 32 * split * c,
+                                                                  has[c]);
+            }
+        }
+        if (!waited) {
+            pdlWait();  // the activations come from the previous kernel
+            waited = true;
+        }
+        int4 a0[CH], a1[CH];
+        float2 am[CH];
+#pragma unroll
+        for (int c = 0; c < CH; ++c) {
+            a0[c] = a1[c] = make_int4(0, 0, 0, 0);
+            am[c] = make_float2(0.0f, 0.0f);
+            if (has[c]) {
+                const int b = part * 32 + lane + 32 * split * c;
+                const int4* ap = reinterpret_cast<const int4*>(xq.q + static_cast<int64_t>(b) * 32);
+                a0[c] = ap[0];
+                a1[c] = ap[1];
+                am[c] = xq.meta[b];
+            }
+        }
+        float acc[M];
 #pragma unroll
         for (int mi = 0; mi < M; ++mi) {
-            float s = 0.0f;
-            for (int p = 0; p < split; ++p) s += partial[warp + p][mi];
-            acc[mi] = s;
+            acc[mi] = 0.0f;
+#pragma unroll
+            for (int c = 0; c < CH; ++c) acc[mi] += gemvdev::dotBlock<F>(w[mi][c], a0[c], a1[c], am[c]);
+            acc[mi] = warpSum(acc[mi]);
         }
-    } else if (lane != 0 || !active) {
-        return;
+        if (split > 1) {
+            if (lane == 0)
+#pragma unroll
+                for (int mi = 0; mi < M; ++mi) partial[warp][mi] = acc[mi];
+            __syncthreads();
+            if (part == 0 && lane == 0 && active) {
+#pragma unroll
+                for (int mi = 0; mi < M; ++mi) {
+                    float s = 0.0f;
+                    for (int p = 0; p < split; ++p) s += partial[warp + p][mi];
+                    acc[mi] = s;
+                }
+                task.finish(k, acc);
+            }
+            __syncthreads();  // the next pass writes partial again
+        } else if (lane == 0 && active) {
+            task.finish(k, acc);
+        }
     }
-    task.finish(k, acc);
 }
 
 // R consecutive tasks of Inner as one (M = Inner::M * R rows per warp): the
@@ -177,12 +193,38 @@ inline bool splitFits(DevFormat f, int64_t cols) {
     return ch > 0 && f != DevFormat::F16 && cols % 32 == 0 && cols >= kMinCols && warpsPerRow(cols, ch) > 0;
 }
 
+// The split GEMVs' grid is capped at kBlocksPerSm blocks per SM, the blocks looping
+// over their row groups. Why: a chain of one-wave GEMVs leaves no SM room for the next
+// kernel's blocks until the last block of the current one retires, so programmatic
+// dependent launch could only overlap a kernel's tail; with two resident blocks per
+// SM the next kernel's blocks start early, issue their weight loads and wait at
+// griddepcontrol.wait. The bandwidth probe (tests/engine/cuda/bw_probe.cu) read a
+// chain at 83 % of the peak in one wave and 92 % in a capped grid. Measured on an H100
+// (docs/PERFORMANCE.md, sixteenth session), tok/s uncapped / 1 / 2 / 3 per SM:
+// llama3-8b 485.7 / 427.7 / 512.9 / 492.3, llama2-7b 520.3 / 446.8 / 550.0 / 521.8.
+// KESTREL_CUDA_GEMV_BLOCKS_PER_SM=N overrides (0: one block per row group, uncapped).
+constexpr int kBlocksPerSm = 2;
+inline int64_t gridCap() {
+    static const int64_t v = [] {
+        const char* e = std::getenv("KESTREL_CUDA_GEMV_BLOCKS_PER_SM");
+        const int perSm = e ? std::atoi(e) : kBlocksPerSm;
+        if (perSm <= 0) return int64_t(0);
+        int dev = 0, sms = 0;
+        cudaGetDevice(&dev);
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+        return int64_t(perSm) * sms;
+    }();
+    return v;
+}
+
 template <class Task, DevFormat F>
 void launchSplitFormat(const Task& task, Q8Act xq, cudaStream_t stream) {
     const int ch = splitBlocksPerLane();
     const int split = warpsPerRow(task.cols, ch);
     const int perBlock = kMaxWarps / split;
-    const dim3 grid(ceilDiv(task.count, perBlock)), block(perBlock * split * 32);
+    int64_t blocks = ceilDiv(task.count, perBlock);
+    if (const int64_t cap = gridCap(); cap > 0) blocks = std::min(blocks, cap);
+    const dim3 grid(static_cast<unsigned>(blocks)), block(perBlock * split * 32);
     if (ch == 4) launchK(gemvSplitKernel<Task, F, 4>, grid, block, stream, task, xq, split);
     else launchK(gemvSplitKernel<Task, F, 2>, grid, block, stream, task, xq, split);
 }
