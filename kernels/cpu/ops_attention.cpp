@@ -725,11 +725,14 @@ template <typename Isa, typename P>
     const P kAll = slabStart<P>(cache.k, cache.kScales);
     const P vAll = slabStart<P>(cache.v, cache.vScales);
     const int group = cfg.heads / cfg.kvHeads;
-    // Every item's first kKvAhead rows requested before the first item starts: a decode
-    // step of several sequences is a dozen short items (4 streams of SmolLM2: 12 of ~100
-    // keys), and each began by waiting on its own first rows from DRAM. 4 streams:
-    // attention 16.9 -> 15.3 us per layer (docs/PERFORMANCE.md, sixteenth session).
-    for (int64_t i = begin; i < end; ++i) {
+    // The first kKvAhead rows of the first kItemsAhead items requested before the first
+    // item starts: a decode step of several sequences is a dozen short items (4 streams of
+    // SmolLM2: 12 of ~100 keys), and each began by waiting on its own first rows from DRAM.
+    // 4 streams: attention 16.9 -> 15.3 us per layer (docs/PERFORMANCE.md, sixteenth
+    // session). Bounded so that a prefill's thousands of items (whose tokens share rows)
+    // do not issue a request per row and item.
+    constexpr int64_t kItemsAhead = 32;
+    for (int64_t i = begin; i < std::min(end, begin + kItemsAhead); ++i) {
         const AttnItem& it = w.items[i];
         const int kvh = it.h / group;
         KvAhead<P>{kAll + kvh * cfg.headDim, vAll + kvh * cfg.valueDim, cache.tableOf(it.t), cache.blockTokens,
