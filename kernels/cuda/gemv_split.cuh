@@ -21,8 +21,7 @@
 // measured +3-4 % on llama3-8b and llama2-7b decode on an H100 for the one-row
 // GEMVs and gate/up together (docs/PERFORMANCE.md, thirteenth session).
 //
-// Grid: at most two blocks per SM, each looping over its row groups (gridCap),
-// so the next kernel's blocks find room on every SM while this one still runs:
+// Grid: at most two blocks per SM, each looping over its row groups (gridCap):
 // +5-6 % on llama3-8b and llama2-7b decode on an H100 (sixteenth session).
 //
 // A Task says which rows a warp multiplies and what happens to the result:
@@ -194,12 +193,12 @@ inline bool splitFits(DevFormat f, int64_t cols) {
 }
 
 // The split GEMVs' grid is capped at kBlocksPerSm blocks per SM, the blocks looping
-// over their row groups. Why: a chain of one-wave GEMVs leaves no SM room for the next
-// kernel's blocks until the last block of the current one retires, so programmatic
-// dependent launch could only overlap a kernel's tail; with two resident blocks per
-// SM the next kernel's blocks start early, issue their weight loads and wait at
-// griddepcontrol.wait. The bandwidth probe (tests/engine/cuda/bw_probe.cu) read a
-// chain at 83 % of the peak in one wave and 92 % in a capped grid. Measured on an H100
+// over their row groups. Why: the bandwidth probe (tests/engine/cuda/bw_probe.cu) read
+// a chain at 83 % of the peak with a block per row group and 92 % with a few blocks
+// per SM looping over the matrix. The likely reason two is best (from the register
+// counts, not a trace): on sm_90 the one-row kernel (116 registers a thread) keeps
+// exactly two 256-thread blocks per SM resident, so two makes each launch one resident
+// wave with no partial second wave; three or four add one, one leaves half the SM idle. Measured on an H100
 // (docs/PERFORMANCE.md, sixteenth session), tok/s uncapped / 1 / 2 / 3 per SM:
 // llama3-8b 485.7 / 427.7 / 512.9 / 492.3, llama2-7b 520.3 / 446.8 / 550.0 / 521.8.
 // KESTREL_CUDA_GEMV_BLOCKS_PER_SM=N overrides (0: one block per row group, uncapped).
