@@ -54,8 +54,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
     pdlTrigger();
     __shared__ float partial[kMaxWarps][M];
     bool waited = false;
-    // Grid-stride over groups of perBlock tasks: one pass when the grid covers them all
-    // (the default), several when the launch caps the grid (KESTREL_CUDA_GEMV_BLOCKS_PER_SM).
+    // Grid-stride over groups of perBlock tasks: several passes under the launch's cap
+    // (gridCap), one when the grid covers them all (small matrices, or no cap).
     for (int64_t k0 = static_cast<int64_t>(blockIdx.x) * perBlock; k0 < task.count;
          k0 += static_cast<int64_t>(gridDim.x) * perBlock) {
         const int64_t k = k0 + warp / split;
