@@ -321,11 +321,76 @@ void toFloatAvx512(GgmlType type, const void* src, float* dst, int64_t n) {
                              dst + i, n - i);
 }
 
-const IsaKernels kAvx512{"avx512vnni", unpackRowsAvx2, intTileAvx512, floatTileAvx512, toFloatAvx512, quantizeActivationsAvx2, rowsOneTokenAvx512,
+// Lane j of the result = op over the 16 lanes of v[j] (v is overwritten). A
+// transposing tree (halves, quarters, pairs, singles: 15 ops of 2 shuffles and one op
+// for 16 vectors) instead of 16 horizontal reductions; the lanes come out in the
+// order 4 (j % 4) + j / 4 and one permute puts them back.
+template <typename Op>
+inline __m512 reduceLanes16(__m512 (&v)[16], Op op) {
+    for (int i = 0; i < 8; ++i)
+        v[i] = op(_mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], 0x44), _mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], 0xee));
+    for (int i = 0; i < 4; ++i)
+        v[i] = op(_mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], 0x88), _mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], 0xdd));
+    for (int i = 0; i < 2; ++i)
+        v[i] = op(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
+    const __m512 r = op(_mm512_shuffle_ps(v[0], v[1], 0x44), _mm512_shuffle_ps(v[0], v[1], 0xee));
+    // r's lane 4k + i holds vector 4i + k.
+    const __m512i back = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    return _mm512_permutexvar_ps(back, r);
+}
+
+// Eight blocks (256 values) of one token's row: vector j below is half j % 2 of block
+// j / 2, so the 16 half-block maxima and sums each reduce in one tree, and lane j of a
+// result is what s[j] (two sums per block) wants. Same operations per value as the
+// portable quantiser: the block's max |x|, d = max / 127, id = 1 / d, round to nearest
+// even, saturate to int8, s = d * sum.
+inline void quantizeEightBlocks(const float* x, int8_t* q, float* d4, float* s) {
+    __m512 v[16];
+    for (int j = 0; j < 16; ++j) v[j] = _mm512_abs_ps(_mm512_loadu_ps(x + 16 * j));
+    __m512 half = reduceLanes16(v, [](__m512 a, __m512 b) { return _mm512_max_ps(a, b); });
+    const __m512 amax = _mm512_max_ps(half, _mm512_permute_ps(half, 0xb1));  // lanes 2b, 2b + 1: block b
+    const __m512 d = _mm512_div_ps(amax, _mm512_set1_ps(127.0f));
+    const __mmask16 nonzero = _mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_NEQ_OQ);
+    const __m512 id = _mm512_maskz_div_ps(nonzero, _mm512_set1_ps(1.0f), d);
+    __m512 sums[16];
+    for (int j = 0; j < 16; ++j) {
+        const __m512 idj = _mm512_permutexvar_ps(_mm512_set1_epi32(j), id);
+        const __m512i qj = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + 16 * j), idj));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 16 * j), _mm512_cvtsepi32_epi8(qj));
+        sums[j] = _mm512_castsi512_ps(qj);
+    }
+    const __m512 sum = reduceLanes16(sums, [](__m512 a, __m512 b) {
+        return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+    });
+    _mm512_storeu_ps(s, _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_castps_si512(sum))));
+    // d4: 8 copies of each block's d, i.e. d's lane 2b eight times.
+    for (int k = 0; k < 4; ++k) {
+        const __m512i pick = _mm512_setr_epi32(4 * k, 4 * k, 4 * k, 4 * k, 4 * k, 4 * k, 4 * k, 4 * k, 4 * k + 2,
+                                               4 * k + 2, 4 * k + 2, 4 * k + 2, 4 * k + 2, 4 * k + 2, 4 * k + 2, 4 * k + 2);
+        _mm512_storeu_ps(d4 + 16 * k, _mm512_permutexvar_ps(pick, d));
+    }
+}
+
+const IsaKernels kAvx512{"avx512vnni", unpackRowsAvx2, intTileAvx512, floatTileAvx512, toFloatAvx512, quantizeActivationsAvx512, rowsOneTokenAvx512,
                           panelRowsAvx512, rowsFewTokensAvx512};
 
 }  // namespace
 
 const IsaKernels* avx512Kernels() { return &kAvx512; }
+
+// Eight blocks at a time (quantizeEightBlocks), the rest of the row by the AVX2 blocks.
+void quantizeActivationsAvx512(const float* x, int64_t cols, int64_t t0, int64_t t1, int8_t* qs, float* dx4,
+                               float* s16, int64_t colsPadded) {
+    for (int64_t t = t0; t < t1; ++t) {
+        const float* xr = x + t * cols;
+        int8_t* q = qs + t * colsPadded;
+        float* d4 = dx4 + t * colsPadded / 4;
+        float* s = s16 + t * colsPadded / 16;
+        int64_t c = 0;
+        for (; c + 8 * kQK <= cols; c += 8 * kQK) quantizeEightBlocks(xr + c, q + c, d4 + c / 4, s + c / 16);
+        quantizeActivationBlocksAvx2(xr, c, cols, q, d4, s);
+        zeroActivationPadding(q, d4, s, cols, colsPadded);
+    }
+}
 
 }  // namespace kestrel::kernels

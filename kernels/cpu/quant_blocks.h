@@ -14,8 +14,10 @@
 
 #include "ggml_types.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace kestrel::kernels {
 
@@ -149,9 +151,23 @@ struct IsaKernels {
     RowsFewTokensFn rowsFewTokens;  // may be nullptr: small decode batches (see matmul.cpp)
 };
 
+// Past a token's cols up to colsPadded: zero quants, scales and sums, which add nothing
+// to any product (every activation quantiser ends a row with this).
+inline void zeroActivationPadding(int8_t* q, float* d4, float* s, int64_t cols, int64_t colsPadded) {
+    std::memset(q + cols, 0, static_cast<size_t>(colsPadded - cols));
+    std::fill(d4 + cols / 4, d4 + colsPadded / 4, 0.0f);
+    std::fill(s + cols / 16, s + colsPadded / 16, 0.0f);
+}
+
 // AVX2 activation quantiser: the same values as quantizeActivations, bit for bit.
 void quantizeActivationsAvx2(const float* x, int64_t cols, int64_t t0, int64_t t1, int8_t* qs, float* dx4, float* s16,
                              int64_t colsPadded);
+// The blocks [c0, c1) of one token's row (xr, and that row's q, d4, s), the padding not
+// touched: the AVX-512 quantiser's tail.
+void quantizeActivationBlocksAvx2(const float* xr, int64_t c0, int64_t c1, int8_t* q, float* d4, float* s);
+// AVX-512 activation quantiser (eight blocks at a time): the same values, bit for bit.
+void quantizeActivationsAvx512(const float* x, int64_t cols, int64_t t0, int64_t t1, int8_t* qs, float* dx4,
+                               float* s16, int64_t colsPadded);
 
 const IsaKernels& scalarKernels();
 const IsaKernels* avx2Kernels();    // nullptr when not compiled in

@@ -266,9 +266,7 @@ void quantizeActivations(const float* x, int64_t cols, int64_t t0, int64_t t1, i
             s[c / 16] = d * static_cast<float>(sum[0]);
             s[c / 16 + 1] = d * static_cast<float>(sum[1]);
         }
-        std::memset(q + cols, 0, static_cast<size_t>(colsPadded - cols));
-        fill(d4 + cols / 4, static_cast<int>((colsPadded - cols) / 4), 0.0f);
-        fill(s + cols / 16, static_cast<int>((colsPadded - cols) / 16), 0.0f);
+        zeroActivationPadding(q, d4, s, cols, colsPadded);
     }
 }
 

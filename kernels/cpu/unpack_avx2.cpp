@@ -157,47 +157,48 @@ bool unpackRowsAvx2(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, 
 
 namespace kestrel::kernels {
 
-void quantizeActivationsAvx2(const float* x, int64_t cols, int64_t t0, int64_t t1, int8_t* qs, float* dx4, float* s16,
-                             int64_t colsPadded) {
+void quantizeActivationBlocksAvx2(const float* xr, int64_t c0, int64_t c1, int8_t* q, float* d4, float* s) {
     const __m256 absMask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    for (int64_t c = c0; c < c1; c += kQK) {
+        __m256 v[4];
+        for (int i = 0; i < 4; ++i) v[i] = _mm256_loadu_ps(xr + c + 8 * i);
+        __m256 m = _mm256_max_ps(_mm256_max_ps(_mm256_and_ps(v[0], absMask), _mm256_and_ps(v[1], absMask)),
+                                 _mm256_max_ps(_mm256_and_ps(v[2], absMask), _mm256_and_ps(v[3], absMask)));
+        __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+        m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+        const float d = _mm_cvtss_f32(m4) / 127.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        const __m256 idv = _mm256_set1_ps(id);
+        __m256i qi[4];
+        // cvtps rounds to nearest even, as nearbyint in the portable quantiser.
+        for (int i = 0; i < 4; ++i) qi[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], idv));
+        const __m256i p16a = _mm256_packs_epi32(qi[0], qi[1]);
+        const __m256i p16b = _mm256_packs_epi32(qi[2], qi[3]);
+        const __m256i p8 = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(p16a, p16b), order);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + c), p8);
+        _mm256_storeu_ps(d4 + c / 4, _mm256_set1_ps(d));
+        const __m256i sa = _mm256_add_epi32(qi[0], qi[1]), sbv = _mm256_add_epi32(qi[2], qi[3]);
+        auto hsum = [](__m256i a) {
+            __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+            s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4e));
+            s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xb1));
+            return _mm_cvtsi128_si32(s4);
+        };
+        s[c / 16] = d * static_cast<float>(hsum(sa));
+        s[c / 16 + 1] = d * static_cast<float>(hsum(sbv));
+    }
+}
+
+void quantizeActivationsAvx2(const float* x, int64_t cols, int64_t t0, int64_t t1, int8_t* qs, float* dx4, float* s16,
+                             int64_t colsPadded) {
     for (int64_t t = t0; t < t1; ++t) {
-        const float* xr = x + t * cols;
         int8_t* q = qs + t * colsPadded;
         float* d4 = dx4 + t * colsPadded / 4;
         float* s = s16 + t * colsPadded / 16;
-        for (int64_t c = 0; c < cols; c += kQK) {
-            __m256 v[4];
-            for (int i = 0; i < 4; ++i) v[i] = _mm256_loadu_ps(xr + c + 8 * i);
-            __m256 m = _mm256_max_ps(_mm256_max_ps(_mm256_and_ps(v[0], absMask), _mm256_and_ps(v[1], absMask)),
-                                     _mm256_max_ps(_mm256_and_ps(v[2], absMask), _mm256_and_ps(v[3], absMask)));
-            __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-            m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-            m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
-            const float d = _mm_cvtss_f32(m4) / 127.0f;
-            const float id = d != 0.0f ? 1.0f / d : 0.0f;
-            const __m256 idv = _mm256_set1_ps(id);
-            __m256i qi[4];
-            // cvtps rounds to nearest even, as nearbyint in the portable quantiser.
-            for (int i = 0; i < 4; ++i) qi[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], idv));
-            const __m256i p16a = _mm256_packs_epi32(qi[0], qi[1]);
-            const __m256i p16b = _mm256_packs_epi32(qi[2], qi[3]);
-            const __m256i p8 = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(p16a, p16b), order);
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + c), p8);
-            _mm256_storeu_ps(d4 + c / 4, _mm256_set1_ps(d));
-            const __m256i sa = _mm256_add_epi32(qi[0], qi[1]), sbv = _mm256_add_epi32(qi[2], qi[3]);
-            auto hsum = [](__m256i a) {
-                __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
-                s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4e));
-                s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xb1));
-                return _mm_cvtsi128_si32(s4);
-            };
-            s[c / 16] = d * static_cast<float>(hsum(sa));
-            s[c / 16 + 1] = d * static_cast<float>(hsum(sbv));
-        }
-        std::memset(q + cols, 0, static_cast<size_t>(colsPadded - cols));
-        for (int64_t i = cols / 4; i < colsPadded / 4; ++i) d4[i] = 0.0f;
-        for (int64_t i = cols / 16; i < colsPadded / 16; ++i) s[i] = 0.0f;
+        quantizeActivationBlocksAvx2(x + t * cols, 0, cols, q, d4, s);
+        zeroActivationPadding(q, d4, s, cols, colsPadded);
     }
 }
 
