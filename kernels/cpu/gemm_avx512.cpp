@@ -2,6 +2,7 @@
 // cpuid says so). One zmm holds a pair of 32-element groups; vpdpbusd does 64
 // u8 x s8 products per instruction. Register tiles are 4 rows x 4 tokens: 16
 // accumulators, 4 weight vectors, the activation vectors, within 32 registers.
+#include "fold_lanes_avx512.h"
 #include "matmul.h"
 #include "quant_blocks.h"
 
@@ -321,22 +322,14 @@ void toFloatAvx512(GgmlType type, const void* src, float* dst, int64_t n) {
                              dst + i, n - i);
 }
 
-// Lane j of the result = op over the 16 lanes of v[j] (v is overwritten). A
-// transposing tree (halves, quarters, pairs, singles: 15 ops of 2 shuffles and one op
-// for 16 vectors) instead of 16 horizontal reductions; the lanes come out in the
-// order 4 (j % 4) + j / 4 and one permute puts them back.
+// Lane j of the result = op over the 16 lanes of v[j] (v is overwritten), by
+// fold_lanes_avx512.h's tree.
 template <typename Op>
 inline __m512 reduceLanes16(__m512 (&v)[16], Op op) {
-    for (int i = 0; i < 8; ++i)
-        v[i] = op(_mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], 0x44), _mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], 0xee));
-    for (int i = 0; i < 4; ++i)
-        v[i] = op(_mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], 0x88), _mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], 0xdd));
-    for (int i = 0; i < 2; ++i)
-        v[i] = op(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
-    const __m512 r = op(_mm512_shuffle_ps(v[0], v[1], 0x44), _mm512_shuffle_ps(v[0], v[1], 0xee));
-    // r's lane 4k + i holds vector 4i + k.
-    const __m512i back = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    return _mm512_permutexvar_ps(back, r);
+    for (int i = 0; i < 8; ++i) v[i] = foldLanes<1>(v[2 * i], v[2 * i + 1], op);
+    for (int i = 0; i < 4; ++i) v[i] = foldLanes<2>(v[2 * i], v[2 * i + 1], op);
+    for (int i = 0; i < 2; ++i) v[i] = foldLanes<4>(v[2 * i], v[2 * i + 1], op);
+    return foldLanes<8>(v[0], v[1], op);
 }
 
 // Eight blocks (256 values) of one token's row: vector j below is half j % 2 of block

@@ -26,6 +26,7 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #include "exp_avx512.h"
+#include "fold_lanes_avx512.h"
 #define KESTREL_X86 1
 #endif
 
@@ -409,20 +410,6 @@ struct GroupSoftmax {
     }
 };
 
-// One step of the transposed sum: x holds N keys' partial sums, y the next N
-// keys'; the result, 2N keys' with half as many partial lanes each. After the
-// steps for N = 1, 2, 4, 8, lane i holds the whole sum of key i: 15 adds and 30
-// shuffles for 16 keys, where _mm512_reduce_add_ps took 4 of each per key.
-template <int N>
-__attribute__((target("avx512f"))) inline __m512 foldKeys(__m512 x, __m512 y) {
-    if constexpr (N == 1)  // in each 128-bit lane: x's partials at 0 and 2, y's at 1 and 3
-        return _mm512_add_ps(_mm512_unpacklo_ps(x, y), _mm512_unpackhi_ps(x, y));
-    else if constexpr (N == 2)  // in each 128-bit lane: keys 0..3, one partial each
-        return _mm512_add_ps(_mm512_shuffle_ps(x, y, 0x44), _mm512_shuffle_ps(x, y, 0xee));
-    else  // 128-bit lanes: x's pairs (0,1) and (2,3) added, then y's
-        return _mm512_add_ps(_mm512_shuffle_f32x4(x, y, 0x88), _mm512_shuffle_f32x4(x, y, 0xdd));
-}
-
 // The G heads' partial sums of one or more keys.
 template <int G>
 struct HeadSums {
@@ -430,8 +417,8 @@ struct HeadSums {
 };
 
 // Lane i of the result is the sum of keyProducts(j0 + i)'s 16 lanes, for N keys
-// (a power of two) from j0. Depth first, so that at most one vector per head and
-// level waits for its partner.
+// (a power of two) from j0 (fold_lanes_avx512.h's tree). Depth first, so that at
+// most one vector per head and level waits for its partner.
 template <int N, int G, typename Products>
 [[gnu::always_inline]] __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline HeadSums<G> sumKeys(
     const Products& keyProducts, int j0) {
@@ -442,7 +429,7 @@ template <int N, int G, typename Products>
         const HeadSums<G> y = sumKeys<N / 2, G>(keyProducts, j0 + N / 2);
         HeadSums<G> r;
 #pragma GCC unroll 4
-        for (int h = 0; h < G; ++h) r.v[h] = foldKeys<N / 2>(x.v[h], y.v[h]);
+        for (int h = 0; h < G; ++h) r.v[h] = foldLanes<N / 2>(x.v[h], y.v[h], AddLanes{});
         return r;
     }
 }
