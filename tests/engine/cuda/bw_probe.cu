@@ -116,31 +116,27 @@ __global__ void __launch_bounds__(TPB) k_persistent(const uint8_t* __restrict__ 
 
 // (c) withscale: onewave + for quant word w a 2-byte scale at s + 2*w (separate array,
 // nw*2 = bytes/8 long). A warp's scale load is 64 contiguous bytes.
-__global__ void __launch_bounds__(TPB) k_withscale(const uint8_t* __restrict__ q,
-                                                   const uint8_t* __restrict__ s, size_t nw,
-                                                   uint32_t* out) {
-  pdl_launch();
-  const size_t w0 = (size_t)blockIdx.x * (TPB * CH_WAVE) + threadIdx.x;
-  uint4 v[CH_WAVE];
-  uint32_t sc[CH_WAVE];
-#pragma unroll
-  for (int c = 0; c < CH_WAVE; ++c) {
-    const size_t w = w0 + (size_t)c * TPB, wc = clampw(w, nw);
-    v[c] = ld16(q + wc * 16);
-    sc[c] = ld2(s + wc * 2);
-    if (w >= nw) v[c] = kZero4, sc[c] = 0;
-  }
-  uint32_t acc = 0;
-#pragma unroll
-  for (int c = 0; c < CH_WAVE; ++c) acc += fold(v[c]) + sc[c];
-  sink(acc, out);
-}
+struct SeparateScales {
+  __device__ static const uint8_t* quant(const uint8_t* q, const uint8_t*, size_t w) { return q + w * 16; }
+  __device__ static const uint8_t* scale(const uint8_t*, const uint8_t* s, size_t w) { return s + w * 2; }
+};
 
 // (d) interleaved: the matrix is nw/32 groups of 576 bytes (512 quants + 64 scales).
 // Word w -> group g = w/32, lane l = w%32 (= lane id, since block and load offsets are
 // multiples of 32): quant at g*576 + 16*l, scale at g*576 + 512 + 2*l.
-__global__ void __launch_bounds__(TPB) k_interleaved(const uint8_t* __restrict__ q, const uint8_t*,
-                                                     size_t nw, uint32_t* out) {
+struct InterleavedScales {
+  __device__ static const uint8_t* quant(const uint8_t* q, const uint8_t*, size_t w) {
+    return q + (w >> 5) * 576 + (w & 31) * 16;
+  }
+  __device__ static const uint8_t* scale(const uint8_t* q, const uint8_t*, size_t w) {
+    return q + (w >> 5) * 576 + 512 + (w & 31) * 2;
+  }
+};
+
+// onewave with a scale load per quant word, where Layout puts them.
+template <class Layout>
+__global__ void __launch_bounds__(TPB) k_scaled(const uint8_t* __restrict__ q, const uint8_t* __restrict__ s,
+                                                size_t nw, uint32_t* out) {
   pdl_launch();
   const size_t w0 = (size_t)blockIdx.x * (TPB * CH_WAVE) + threadIdx.x;
   uint4 v[CH_WAVE];
@@ -148,10 +144,8 @@ __global__ void __launch_bounds__(TPB) k_interleaved(const uint8_t* __restrict__
 #pragma unroll
   for (int c = 0; c < CH_WAVE; ++c) {
     const size_t w = w0 + (size_t)c * TPB, wc = clampw(w, nw);
-    const uint8_t* g = q + (wc >> 5) * 576;
-    const size_t l = wc & 31;
-    v[c] = ld16(g + l * 16);
-    sc[c] = ld2(g + 512 + l * 2);
+    v[c] = ld16(Layout::quant(q, s, wc));
+    sc[c] = ld2(Layout::scale(q, s, wc));
     if (w >= nw) v[c] = kZero4, sc[c] = 0;
   }
   uint32_t acc = 0;
@@ -210,7 +204,7 @@ struct Ctx {
 
 static void launch(const Ctx& cx, Variant v, const Job& j, bool pdl) {
   using Kfn = void (*)(const uint8_t*, const uint8_t*, size_t, uint32_t*);
-  static const Kfn kKernel[NVARIANTS] = {k_onewave, k_persistent, k_withscale, k_interleaved};
+  static const Kfn kKernel[NVARIANTS] = {k_onewave, k_persistent, k_scaled<SeparateScales>, k_scaled<InterleavedScales>};
   const Kfn k = kKernel[v];
   const size_t grid = v == PERSISTENT ? (size_t)cx.sms * 4
                                       : (j.nw + (size_t)TPB * CH_WAVE - 1) / ((size_t)TPB * CH_WAVE);
