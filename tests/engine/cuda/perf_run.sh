@@ -8,6 +8,7 @@
 # default compares programmatic dependent launch off and on. The op checks run
 # under every variant too.
 source tests/engine/cuda/device_build.sh
+tests/engine/cuda/pdl_order.sh $B | tail -1  # weights requested before the wait (pdl_order.sh says why)
 VARIANTS=${VARIANTS:-"KESTREL_CUDA_PDL=0 KESTREL_CUDA_PDL=1"}
 runv() { local v=$1; shift; env ${v//,/ } "$@"; }
 if [ -z "$NOCHECK" ]; then
