@@ -1,6 +1,7 @@
 #!/bin/bash
-# Checks, in the machine code, that the split GEMV kernels request their first
-# weights before they wait on the previous kernel (griddepcontrol.wait, ACQBULK
+# Checks, in the machine code, that the one-token GEMV kernels (the split ones,
+# and the warp-per-row ones of narrow models, all integer formats) request their
+# first weights before they wait on the previous kernel (griddepcontrol.wait, ACQBULK
 # in SASS). Why: that overlap is what programmatic dependent launch buys the
 # GEMVs, and nothing in CUDA C++ pins it. ptxas is free to move the weights'
 # read-only loads past the wait, and did so in a loop-restructured variant of
@@ -16,20 +17,20 @@ objs=$(ls "$B"/kernels/cuda/CMakeFiles/*/gemv.cu.o "$B"/kernels/cuda/CMakeFiles/
 [ -n "$objs" ] || { echo "pdl_order: no gemv objects under $B"; exit 2; }
 command -v cuobjdump > /dev/null || { echo "pdl_order: no cuobjdump"; exit 2; }
 for o in $objs; do cuobjdump --dump-sass "$o"; done | awk '
-  /Function : / { name = $3; inSplit = name ~ /gemvSplitKernel/
-                  if (inSplit) { before[name] = 0; sunk[name] = 0; state[name] = 0; seen[name] = 1 } next }
-  !inSplit { next }
+  /Function : / { name = $3; inCheck = name ~ /gemv(Split|Glu|QkvRope)?Kernel/ && name !~ /DevFormatE3/  # E3: F16
+                  if (inCheck) { before[name] = 0; sunk[name] = 0; state[name] = 0; seen[name] = 1 } next }
+  !inCheck { next }
   /ACQBULK/ { if (state[name] == 0) state[name] = 1; next }
   /IDP\.4A/ { if (state[name] == 1) state[name] = 2; next }
   /LDG[^ ]*CONSTANT/ { if (state[name] == 0) before[name]++; else if (state[name] == 1) sunk[name]++ }
   END {
     bad = 0
     for (n in seen) {
-      short = n; sub(/^_ZN7kestrel4cuda9gemvsplit15/, "", short)
+      short = n; sub(/^_ZN7kestrel4cuda[0-9A-Za-z_]*[0-9](gemv)/, "gemv", short)
       printf "%3d before the wait, %3d after it  %s\n", before[n], sunk[n], substr(short, 1, 100)
       if (state[n] > 0 && (before[n] == 0 || sunk[n] > 0)) bad = 1
     }
-    if (bad) print "pdl_order: a split GEMV kernel requests first-pass weights after the wait"
-    else print "pdl_order: every split GEMV kernel requests its first weights before the wait"
+    if (bad) print "pdl_order: a GEMV kernel requests first-pass weights after the wait"
+    else print "pdl_order: every GEMV kernel requests its first weights before the wait"
     exit bad
   }'
