@@ -2,6 +2,7 @@
 
 #include "matmul.h"
 #include "ops.h"
+#include "rope_config.h"
 #include "weight_arena.h"
 
 #include <algorithm>
@@ -264,20 +265,7 @@ CpuBackend::RopeEntry& CpuBackend::ropeEntry(const RopeParams& p) {
         if (e.valid && e.params == p) return e;
     RopeEntry& e = rope_[ropeNext_];
     ropeNext_ = (ropeNext_ + 1) % rope_.size();
-    kernels::RopeConfig cfg;
-    cfg.dims = p.dims;
-    cfg.base = p.base;
-    cfg.neox = p.neox;
-    cfg.scaling = static_cast<kernels::RopeScaling>(p.scaling);
-    cfg.factor = p.factor;
-    cfg.lowFreqFactor = p.lowFreqFactor;
-    cfg.highFreqFactor = p.highFreqFactor;
-    cfg.originalContext = p.originalContext;
-    cfg.yarnBetaFast = p.yarnBetaFast;
-    cfg.yarnBetaSlow = p.yarnBetaSlow;
-    cfg.yarnExtFactor = p.yarnExtFactor;
-    cfg.attnFactor = p.attnFactor;
-    cfg.freqFactors = p.freqFactors ? cw(*p.freqFactors).f32() : nullptr;
+    const kernels::RopeConfig cfg = ropeConfigOf(p, p.freqFactors ? cw(*p.freqFactors).f32() : nullptr);
     e.mscale = kernels::ropeFrequencies(cfg, e.invFreq.data());
     e.params = p;
     e.valid = true;

@@ -4,6 +4,7 @@
 #include "top_k.cuh"
 
 #include "ops.h"  // kernels/cpu: ropeFrequencies, the host reference of RoPE's scaling
+#include "rope_config.h"
 
 #include <algorithm>
 #include <array>
@@ -336,20 +337,7 @@ const CudaBackend::RopeTable* CudaBackend::ropeTable(const RopeParams& p) {
                            float(ff >> 48)};
     for (const RopeTable& r : ropeTables_)
         if (r.params == key) return &r;
-    kernels::RopeConfig cfg;
-    cfg.dims = p.dims;
-    cfg.base = p.base;
-    cfg.neox = p.neox;
-    cfg.scaling = static_cast<kernels::RopeScaling>(p.scaling);
-    cfg.factor = p.factor;
-    cfg.lowFreqFactor = p.lowFreqFactor;
-    cfg.highFreqFactor = p.highFreqFactor;
-    cfg.originalContext = p.originalContext;
-    cfg.yarnBetaFast = p.yarnBetaFast;
-    cfg.yarnBetaSlow = p.yarnBetaSlow;
-    cfg.yarnExtFactor = p.yarnExtFactor;
-    cfg.attnFactor = p.attnFactor;
-    cfg.freqFactors = p.freqFactors ? cw(*p.freqFactors).hostF32.data() : nullptr;
+    const kernels::RopeConfig cfg = ropeConfigOf(p, p.freqFactors ? cw(*p.freqFactors).hostF32.data() : nullptr);
     std::vector<float> freq(static_cast<size_t>(std::max(1, p.dims / 2)));
     const float mscale = kernels::ropeFrequencies(cfg, freq.data());
     for (const RopeTable& r : ropeTables_)
