@@ -84,4 +84,10 @@ void preNormLayer(Step& st, int il, backend::GluKind kind) {
 
 void finalNorm(Step& st) { st.be.rmsNorm(*st.s.x, *st.w.outputNorm, st.cfg.normEps, *st.s.x, st.cfg.nEmbd); }
 
+void preNormSwiGluForward(Step& st) {
+    embedTokens(st);
+    for (int il = 0; il < st.cfg.nLayer; ++il) preNormLayer(st, il, backend::GluKind::Silu);
+    finalNorm(st);
+}
+
 }  // namespace kestrel::model

@@ -32,4 +32,8 @@ void preNormLayer(Step& st, int il, backend::GluKind kind);
 // scratch.x = rmsnorm(scratch.x) with output_norm.
 void finalNorm(Step& st);
 
+// The whole step of llama, qwen2 and qwen3 (their differences are in the
+// weights: biases, Q/K norms): embed, pre-norm SwiGLU layers, final norm.
+void preNormSwiGluForward(Step& st);
+
 }  // namespace kestrel::model

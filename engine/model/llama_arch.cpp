@@ -10,14 +10,8 @@ Status configure(const ConfigReader&, ModelConfig& c) {
     return Status::ok();
 }
 
-void forward(Step& st) {
-    embedTokens(st);
-    for (int il = 0; il < st.cfg.nLayer; ++il) preNormLayer(st, il, backend::GluKind::Silu);
-    finalNorm(st);
-}
-
 }  // namespace
 
-const ArchSpec kLlamaArch{"llama", configure, llamaFamilyTensors, forward};
+const ArchSpec kLlamaArch{"llama", configure, llamaFamilyTensors, preNormSwiGluForward};
 
 }  // namespace kestrel::model

@@ -20,14 +20,8 @@ void tensors(const ModelConfig& c, ModelWeights& w, std::vector<TensorSpec>& out
     }
 }
 
-void forward(Step& st) {
-    embedTokens(st);
-    for (int il = 0; il < st.cfg.nLayer; ++il) preNormLayer(st, il, backend::GluKind::Silu);
-    finalNorm(st);
-}
-
 }  // namespace
 
-const ArchSpec kQwen3Arch{"qwen3", configure, tensors, forward};
+const ArchSpec kQwen3Arch{"qwen3", configure, tensors, preNormSwiGluForward};
 
 }  // namespace kestrel::model
