@@ -36,6 +36,23 @@ std::vector<TokenId> collectEndOfGeneration(const SpecialTokens& special, TokenI
     return ids;
 }
 
+void dropSpecialIdsOutside(SpecialTokens& special, TokenId& eom, int64_t n, const std::string& where,
+                           std::vector<std::string>& warnings) {
+    auto check = [&](TokenId& id, const char* key) {
+        if (id >= n || id < -1) {
+            warnings.push_back(where + "tokenizer.ggml." + key + " = " + std::to_string(id) +
+                               " is outside the vocabulary (" + std::to_string(n) + " tokens); ignored");
+            id = -1;
+        }
+    };
+    check(special.bos, "bos_token_id");
+    check(special.eos, "eos_token_id");
+    check(special.eot, "eot_token_id");
+    check(special.unk, "unknown_token_id");
+    check(special.pad, "padding_token_id");
+    check(eom, "eom_token_id");
+}
+
 struct BpeTokenizer::Scratch {
     struct Symbol {
         TokenId id;
@@ -71,22 +88,8 @@ Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::create(BpeVocabulary vocab) 
     t->kinds_ = std::move(vocab.kinds);
     const int32_t n = int32_t(t->tokens_.size());
 
-    // A special id outside the vocabulary is a broken key, but the model can
-    // still run without it, so it is dropped with a warning rather than refused.
-    auto checkId = [&](TokenId& id, const char* key) {
-        if (id >= n || id < -1) {
-            t->warnings_.push_back(where + "tokenizer.ggml." + key + " = " + std::to_string(id) +
-                                   " is outside the vocabulary (" + std::to_string(n) + " tokens); ignored");
-            id = -1;
-        }
-    };
     t->special_ = vocab.special;
-    checkId(t->special_.bos, "bos_token_id");
-    checkId(t->special_.eos, "eos_token_id");
-    checkId(t->special_.eot, "eot_token_id");
-    checkId(t->special_.unk, "unknown_token_id");
-    checkId(t->special_.pad, "padding_token_id");
-    checkId(vocab.eom, "eom_token_id");
+    dropSpecialIdsOutside(t->special_, vocab.eom, n, where, t->warnings_);
     t->special_.endOfGeneration = collectEndOfGeneration(t->special_, vocab.eom, t->tokens_, t->kinds_);
 
     t->byText_.reserve(t->tokens_.size());

@@ -1,6 +1,6 @@
 #include "spm_tokenizer.h"
 
-#include "bpe_tokenizer.h"  // collectEndOfGeneration
+#include "bpe_tokenizer.h"  // collectEndOfGeneration, dropSpecialIdsOutside
 #include "sentencepiece_proto.h"
 
 #include <sentencepiece_processor.h>
@@ -68,20 +68,8 @@ Result<std::unique_ptr<SpmTokenizer>> SpmTokenizer::create(SpmVocabulary vocab) 
     t->kinds_ = std::move(vocab.kinds);
     t->addSpacePrefix_ = vocab.addSpacePrefix;
 
-    auto checkId = [&](TokenId& id, const char* key) {
-        if (id >= TokenId(n) || id < -1) {
-            t->warnings_.push_back(where + "tokenizer.ggml." + key + " = " + std::to_string(id) +
-                                   " is outside the vocabulary (" + std::to_string(n) + " tokens); ignored");
-            id = -1;
-        }
-    };
     t->special_ = vocab.special;
-    checkId(t->special_.bos, "bos_token_id");
-    checkId(t->special_.eos, "eos_token_id");
-    checkId(t->special_.eot, "eot_token_id");
-    checkId(t->special_.unk, "unknown_token_id");
-    checkId(t->special_.pad, "padding_token_id");
-    checkId(vocab.eom, "eom_token_id");
+    dropSpecialIdsOutside(t->special_, vocab.eom, static_cast<int64_t>(n), where, t->warnings_);
     if (t->special_.unk < 0)
         for (size_t i = 0; i < n; ++i)
             if (t->kinds_[i] == TokenKind::Unknown) {
