@@ -1,6 +1,7 @@
 // AVX2 + FMA kernels (compiled with -mavx2 -mfma -mf16c; called only after cpuid says so).
 // Register tiles of 2 weight rows x 4 tokens: each unpacked weight vector is
 // loaded once and used for 4 tokens, each activation vector for 2 rows.
+#include "high_bits_avx2.h"
 #include "matmul.h"
 #include "quant_blocks.h"
 
@@ -97,17 +98,6 @@ void intTileAvx2(const UnpackedTile& tile, const QuantActivations& act, float* y
         intTileT<true>(tile, act, y, yStride);
     else
         intTileT<false>(tile, act, y, yStride);
-}
-
-// Bit j of a block's 32-bit qh, as 0x10 in byte j.
-inline __m256i highBits(const uint8_t* qhBytes) {
-    uint32_t qh;
-    std::memcpy(&qh, qhBytes, 4);
-    const __m256i shuf = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3,
-                                          3, 3, 3, 3, 3, 3, 3);
-    const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
-    const __m256i bytes = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(qh)), shuf), bit);
-    return _mm256_and_si256(_mm256_cmpeq_epi8(bytes, bit), _mm256_set1_epi8(0x10));
 }
 
 // One to four tokens, 32-element formats, straight from the blocks (the

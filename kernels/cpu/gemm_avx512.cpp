@@ -3,6 +3,7 @@
 // u8 x s8 products per instruction. Register tiles are 4 rows x 4 tokens: 16
 // accumulators, 4 weight vectors, the activation vectors, within 32 registers.
 #include "fold_lanes_avx512.h"
+#include "high_bits_avx2.h"
 #include "matmul.h"
 #include "quant_blocks.h"
 
@@ -92,17 +93,6 @@ void intTileAvx512(const UnpackedTile& tile, const QuantActivations& act, float*
         for (int r = 0; r < tile.rows; ++r) intRows<1>(tile, r, act, y, yStride);
         break;
     }
-}
-
-// Bit j of a block's 32-bit qh, as 0x10 in byte j.
-inline __m256i highBits(const uint8_t* qhBytes) {
-    uint32_t qh;
-    std::memcpy(&qh, qhBytes, 4);
-    const __m256i shuf = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3,
-                                          3, 3, 3, 3, 3, 3, 3);
-    const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
-    const __m256i bytes = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(qh)), shuf), bit);
-    return _mm256_and_si256(_mm256_cmpeq_epi8(bytes, bit), _mm256_set1_epi8(0x10));
 }
 
 inline float hsum256(__m256 v) {

@@ -2,6 +2,7 @@
 // (compiled with -mavx2 -mfma -mf16c). With one token the unpack is most of a
 // matmul's work, so these decide decode speed; other formats fall back to the
 // portable unpackers in unpack.cpp, which produce the same tile.
+#include "high_bits_avx2.h"
 #include "quant_blocks.h"
 
 #include <immintrin.h>
@@ -41,17 +42,6 @@ void rowQ4_1(const uint8_t* row, int64_t nb, uint8_t* u, float* s4, float* c16) 
         storeNibbles16(b[i].qs, u + i * 32);
         setGroup32(s4, c16, i * 32, half(b[i].d), half(b[i].m));
     }
-}
-
-// Bit j of a block's 32-bit qh, as 0x10 in byte j.
-inline __m256i highBits(const uint8_t* qhBytes) {
-    uint32_t qh;
-    std::memcpy(&qh, qhBytes, 4);
-    const __m256i shuf = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3,
-                                          3, 3, 3, 3, 3, 3, 3);
-    const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
-    const __m256i bytes = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(qh)), shuf), bit);
-    return _mm256_and_si256(_mm256_cmpeq_epi8(bytes, bit), _mm256_set1_epi8(0x10));
 }
 
 void rowQ5_0(const uint8_t* row, int64_t nb, uint8_t* u, float* s4, float* c16) {
