@@ -106,6 +106,12 @@ bool hasIntegerPath(GgmlType type);
 bool unpackRowsAvx2(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols, UnpackedTile& tile);
 // Zero the padding of row r past `cols` (zero weights and scales add nothing).
 void padTileRow(UnpackedTile& tile, int r, int64_t cols);
+// One row's unpacker: `blocks` blocks of w into the tile row's quants u, scale4 and corr16.
+using UnpackRowFn = void (*)(const uint8_t* w, int64_t blocks, uint8_t* u, float* scale4, float* corr16);
+// Rows [0, rows) of `w` (rowBytes apart, blocks of blockSize values of `type`) through
+// fn into `tile`, padded (the loop unpackRows and unpackRowsAvx2 share).
+void unpackRowsWith(UnpackRowFn fn, int blockSize, GgmlType type, const uint8_t* w, size_t rowBytes, int rows,
+                    int64_t cols, UnpackedTile& tile);
 using UnpackRowsFn = bool (*)(GgmlType, const uint8_t*, size_t, int, int64_t, UnpackedTile&);
 
 // Quantise tokens [t0, t1) of x (cols apart) into the buffers of `act`.

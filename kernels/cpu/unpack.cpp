@@ -167,12 +167,11 @@ void unpackQ6_K(const uint8_t* row, int64_t nb, uint8_t* u, float* s4, float* c1
     }
 }
 
-using UnpackFn = void (*)(const uint8_t*, int64_t, uint8_t*, float*, float*);
 
 struct UnpackEntry {
     GgmlType type;
     int blockSize;
-    UnpackFn fn;
+    UnpackRowFn fn;
 };
 
 constexpr UnpackEntry kUnpackers[] = {
@@ -218,9 +217,8 @@ int scaleGroupOf(GgmlType type) {
     }
 }
 
-bool unpackRows(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols, UnpackedTile& tile) {
-    const UnpackEntry* e = findUnpacker(type);
-    if (!e) return false;
+void unpackRowsWith(UnpackRowFn fn, int blockSize, GgmlType type, const uint8_t* w, size_t rowBytes, int rows,
+                    int64_t cols, UnpackedTile& tile) {
     const int64_t cp = tile.colsPadded;
     tile.rows = rows;
     tile.signedU = type == GgmlType::Q8_0;
@@ -229,9 +227,15 @@ bool unpackRows(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int6
         uint8_t* u = tile.u + r * cp;
         float* s4 = tile.scale4 + r * cp / 4;
         float* c16 = tile.corr16 + r * cp / 16;
-        e->fn(w + r * rowBytes, cols / e->blockSize, u, s4, c16);
+        fn(w + r * rowBytes, cols / blockSize, u, s4, c16);
         padTileRow(tile, r, cols);
     }
+}
+
+bool unpackRows(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols, UnpackedTile& tile) {
+    const UnpackEntry* e = findUnpacker(type);
+    if (!e) return false;
+    unpackRowsWith(e->fn, e->blockSize, type, w, rowBytes, rows, cols, tile);
     return true;
 }
 

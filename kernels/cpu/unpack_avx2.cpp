@@ -117,8 +117,7 @@ void rowQ6_K(const uint8_t* row, int64_t nb, uint8_t* u, float* s4, float* c16) 
 }  // namespace
 
 bool unpackRowsAvx2(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols, UnpackedTile& tile) {
-    using RowFn = void (*)(const uint8_t*, int64_t, uint8_t*, float*, float*);
-    RowFn fn = nullptr;
+    UnpackRowFn fn = nullptr;
     int blockSize = kQK;
     switch (type) {
     case GgmlType::Q4_0: fn = rowQ4_0; break;
@@ -129,17 +128,7 @@ bool unpackRowsAvx2(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, 
     case GgmlType::Q6_K: fn = rowQ6_K; blockSize = kQKK; break;
     default: return unpackRows(type, w, rowBytes, rows, cols, tile);
     }
-    const int64_t cp = tile.colsPadded;
-    tile.rows = rows;
-    tile.signedU = type == GgmlType::Q8_0;
-    tile.scaleGroup = scaleGroupOf(type);
-    for (int r = 0; r < rows; ++r) {
-        uint8_t* u = tile.u + r * cp;
-        float* s4 = tile.scale4 + r * cp / 4;
-        float* c16 = tile.corr16 + r * cp / 16;
-        fn(w + r * rowBytes, cols / blockSize, u, s4, c16);
-        padTileRow(tile, r, cols);
-    }
+    unpackRowsWith(fn, blockSize, type, w, rowBytes, rows, cols, tile);
     return true;
 }
 
