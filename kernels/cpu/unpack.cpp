@@ -167,7 +167,6 @@ void unpackQ6_K(const uint8_t* row, int64_t nb, uint8_t* u, float* s4, float* c1
     }
 }
 
-
 struct UnpackEntry {
     GgmlType type;
     int blockSize;
