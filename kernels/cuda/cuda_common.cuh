@@ -1,6 +1,8 @@
 // Device helpers shared by the kernels of kernels/cuda (included by .cu files only).
 #pragma once
 
+#include "step_trace.h"
+
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -75,13 +77,50 @@ __device__ __forceinline__ int quantizeQuad(float4 o, float2& meta) {
 
 __device__ __forceinline__ float halfBits(uint16_t h) { return __half2float(__ushort_as_half(h)); }
 
+#ifdef KESTREL_CUDA_STEP_TRACE
+// The in-graph timeline (step_trace.h). Each .cu file is its own module, with its
+// own copy of the pointer, and registers a setter for it.
+namespace steptrace {
+void registerModule(void (*setter)(unsigned long long*));
+void countLaunch();
+static __device__ unsigned long long* gBuffer = nullptr;
+static void setThisModule(unsigned long long* dev) { cudaMemcpyToSymbol(gBuffer, &dev, sizeof dev); }
+[[maybe_unused]] static const bool gRegistered = (registerModule(&setThisModule), true);
+
+__device__ __forceinline__ unsigned long long globalTimer() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+}  // namespace steptrace
+#endif
+
 // Programmatic dependent launch (on unless KESTREL_CUDA_PDL=0): a kernel may start while
 // the one before it drains; everything that reads the previous kernel's output
 // sits after pdlWait(). Weight loads (constant during a step) may come before.
 // Without the launch attribute both instructions are no-ops.
+// Every kernel's thread 0 of block 0 calls it exactly once (the step trace relies on it).
 __device__ __forceinline__ void pdlWait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#ifdef KESTREL_CUDA_STEP_TRACE
+    // The slot's atomic is issued before the wait so that its round trip hides behind it.
+    unsigned long long* trace = nullptr;
+    unsigned long long slot = 0, arrived = 0;
+    if (threadIdx.x == 0 && threadIdx.y == 0 && blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0) {
+        trace = steptrace::gBuffer;
+        if (trace) {
+            arrived = steptrace::globalTimer();
+            slot = atomicAdd(trace, 1ull);
+        }
+    }
+#endif
     asm volatile("griddepcontrol.wait;" ::: "memory");
+#ifdef KESTREL_CUDA_STEP_TRACE
+    if (trace && slot < static_cast<unsigned long long>(steptrace::kCapacity)) {
+        trace[2 + 2 * slot] = arrived;
+        trace[3 + 2 * slot] = steptrace::globalTimer();
+    }
+#endif
 #endif
 }
 __device__ __forceinline__ void pdlTrigger() {
@@ -146,6 +185,9 @@ inline cudaError_t launchKernel(Launch mode, void (*kernel)(KArgs...), dim3 grid
     }
     cfg.attrs = attr;
     cfg.numAttrs = mode == Launch::Cooperative || pdlEnabled() ? 1 : 0;
+#ifdef KESTREL_CUDA_STEP_TRACE
+    steptrace::countLaunch();
+#endif
     return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
 }
 

@@ -89,6 +89,7 @@ CudaBackend::~CudaBackend() {
     cudaSetDevice(device_);
     if (stream_) cudaStreamSynchronize(stream_);
     if (profiling_) printProfile();
+    tracer_.print();
     if (cuda::decodeStepTraced()) cuda::printDecodeStepTrace();
     if (statsWanted())
         std::fprintf(stderr, "cuda steps: %lld graph replays (%lld timed: %.1f us each on the GPU), %lld captures, %lld eager\n",

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "cuda_objects.h"
+#include "cuda_step_trace.h"
 
 #include <array>
 #include <chrono>
@@ -67,7 +68,8 @@ private:
     CudaBackend() = default;
     void record(const Op& op) { ops_.push_back(op); }
     Status flush();               // executes ops_ (graph or eager), leaves them empty
-    void execute(const std::vector<Op>& ops);  // launches with fusion
+    // Launches with fusion; traceLabels (a step trace build capturing): each kernel's label.
+    void execute(const std::vector<Op>& ops, std::vector<std::string>* traceLabels = nullptr);
     Status check(cudaError_t err, const std::string& what);
     Status ensureQ8(CudaTensor& t);
     struct RopeTable;
@@ -85,6 +87,7 @@ private:
         cudaGraphExec_t exec = nullptr;
         int64_t lastUse = 0;
         std::vector<int64_t> shape;  // the replayStep shape it was recorded under (empty: none)
+        StepTracer::Labels traceLabels;  // its kernels, in launch order (step trace builds)
     };
     std::vector<Graph> graphs_;
     // replayStep: the shape the step being recorded is tagged with, and the
@@ -142,6 +145,7 @@ private:
     std::vector<std::pair<std::string, std::pair<cudaEvent_t, cudaEvent_t>>> pendingEvents_;
     std::vector<cudaEvent_t> eventPool_;
     std::vector<ProfileRow> profile_;
+    StepTracer tracer_;  // the in-graph timeline (builds with KESTREL_CUDA_STEP_TRACE)
     int64_t profiledSteps_ = 0;
     cudaEvent_t takeEvent();
     void collectProfile();

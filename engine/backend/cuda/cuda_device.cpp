@@ -81,6 +81,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(int device) {
     const char* prof = std::getenv("KESTREL_CUDA_PROFILE");
     b->profiling_ = prof && *prof && *prof != '0';
     KESTREL_RETURN_IF_ERROR(b->check(cudaStreamCreateWithFlags(&b->stream_, cudaStreamNonBlocking), "creating a stream"));
+    b->tracer_.start();
     const size_t syncBytes = sizeof(unsigned) * cuda::kDecodeSyncWords;
     KESTREL_RETURN_IF_ERROR(b->check(cudaMalloc(&b->decodeSync_, syncBytes), "allocating decode-step barriers"));
     KESTREL_RETURN_IF_ERROR(b->check(cudaMemset(b->decodeSync_, 0, syncBytes), "clearing decode-step barriers"));

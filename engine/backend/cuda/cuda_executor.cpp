@@ -3,6 +3,7 @@
 #include "cuda_backend_impl.h"
 #include "cuda_decode_run.h"
 #include "gemv_rope.cuh"
+#include "step_trace.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -206,6 +207,7 @@ Status CudaBackend::launchGraph(Graph& g) {
     ops_.clear();
     ++stats_.replays;
     inFlight_ = true;
+    tracer_.beforeLaunch(g.traceLabels, stream_);
     timeReplay(true);
     const bool timed = statsWanted();
     const HostClock::time_point start = timed ? HostClock::now() : HostClock::time_point{};
@@ -260,8 +262,10 @@ Status CudaBackend::flush() {
             // Seen twice in a row: worth a graph.
             cudaGraph_t graph = nullptr;
             cudaGraphExec_t exec = nullptr;
+            tracer_.beforeLaunch(nullptr, stream_);
+            std::vector<std::string> labels;
             KESTREL_RETURN_IF_ERROR(check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "starting a capture"));
-            execute(ops_);
+            execute(ops_, tracer_.active() ? &labels : nullptr);
             const cudaError_t endErr = cudaStreamEndCapture(stream_, &graph);
             KESTREL_RETURN_IF_ERROR(check(endErr, "capturing a step"));
             const cudaError_t instErr = cudaGraphInstantiate(&exec, graph, 0);
@@ -274,7 +278,8 @@ Status CudaBackend::flush() {
                 graphs_.erase(oldest);
             }
             tag(nullptr);
-            graphs_.push_back(Graph{ops_, exec, useCounter_, shape});
+            graphs_.push_back(Graph{ops_, exec, useCounter_, shape,
+                                    std::make_shared<const std::vector<std::string>>(std::move(labels))});
             lastEager_.clear();
             ops_.clear();
             ++stats_.captures;
@@ -284,6 +289,7 @@ Status CudaBackend::flush() {
     }
     tag(nullptr);
     if (profiling_) collectProfile();
+    tracer_.beforeLaunch(nullptr, stream_);
     execute(ops_);
     ++stats_.eager;
     inFlight_ = true;
@@ -340,7 +346,7 @@ void CudaBackend::printProfile() {
     eventPool_.clear();
 }
 
-void CudaBackend::execute(const std::vector<Op>& ops) {
+void CudaBackend::execute(const std::vector<Op>& ops, std::vector<std::string>* traceLabels) {
     cudaStream_t s = stream_;
     const size_t n = ops.size();
     for (size_t i = 0; i < n; ++i) {
@@ -348,6 +354,8 @@ void CudaBackend::execute(const std::vector<Op>& ops) {
         if (skippedForTiming(op)) continue;
         const char* label = "?";
         cudaEvent_t evStart = nullptr;
+        const int64_t launchesBefore = traceLabels ? cuda::steptrace::launches() : 0;
+        std::string traceShape;  // the trace tells the GEMVs apart by their shape
         if (profiling_) {
             evStart = takeEvent();
             cudaEventRecord(evStart, s);
@@ -406,6 +414,12 @@ void CudaBackend::execute(const std::vector<Op>& ops) {
             cuda::GemvJob jobs[3];
             const int count = gemvGroup(ops, i, jobs);
             label = count == 3 ? "gemv x3 (qkv)" : count == 2 ? "gemv x2" : op.m.rows > 32768 ? "gemv (logits)" : "gemv";
+            if (traceLabels) {
+                char shape[48];
+                std::snprintf(shape, sizeof shape, " %lldx%lld", static_cast<long long>(op.m.rows),
+                              static_cast<long long>(op.m.cols));
+                traceShape = shape;
+            }
             cuda::launchGemv(jobs, count, static_cast<const float*>(op.p[0]), q8Of(op), op.n0, s);
             i += size_t(count) - 1;
             break;
@@ -485,6 +499,7 @@ void CudaBackend::execute(const std::vector<Op>& ops) {
                                 op.n1, s);
             break;
         }
+        if (traceLabels) tracer_.noteOp(label + traceShape, launchesBefore, *traceLabels);
         if (profiling_) {
             cudaEvent_t evEnd = takeEvent();
             cudaEventRecord(evEnd, s);
