@@ -3,10 +3,17 @@
 # decode benchmarks of synthetic Q4_0 files, each under every variant.
 # Usage (GPU machine, repo root):
 #   SHAPES="llama3-8b smollm2-135m" [VARIANTS="KESTREL_CUDA_STREAM=0 KESTREL_CUDA_STREAM=1"] \
-#   [PROFILE=1] [DEPTH=4096] [NOCHECK=1] tests/engine/cuda/perf_run.sh
+#   [PROFILE=1] [TRACE=1] [DEPTH=4096] [NOCHECK=1] tests/engine/cuda/perf_run.sh
 # A variant is one environment assignment (or several joined by commas); the
 # default compares programmatic dependent launch off and on. The op checks run
-# under every variant too.
+# under every variant too. TRACE=1 also builds with the in-graph kernel timeline
+# (kernels/cuda/step_trace.h) into /tmp/ktrace and prints each shape's trace under
+# the last variant (the trace build decodes 2-3 % slower: its tok/s are not compared).
+if [ -n "$TRACE" ]; then
+  B=/tmp/ktrace CMAKE_EXTRA=-DKESTREL_CUDA_STEP_TRACE=ON source tests/engine/cuda/device_build.sh
+  TCLI=$CLI
+  unset B CMAKE_EXTRA
+fi
 source tests/engine/cuda/device_build.sh
 tests/engine/cuda/pdl_order.sh $B | tail -1  # weights requested before the wait (pdl_order.sh says why)
 VARIANTS=${VARIANTS:-"KESTREL_CUDA_PDL=0 KESTREL_CUDA_PDL=1"}
@@ -30,6 +37,11 @@ for shape in $SHAPES; do
     cat $OUTDIR/b.txt >> $OUTDIR/bench.txt
     echo "$v depth0: $(grep -E '^(decode|weights)' $OUTDIR/b.txt | tr -s ' ' | tr '\n' ' ') $(grep -iE 'error|replay' $OUTDIR/b.txt | head -2 | tr '\n' ' ')"
   done
+  if [ -n "$TRACE" ]; then
+    v=${VARIANTS##* }
+    runv $v $TCLI bench -m /tmp/$shape.gguf --device cuda -p 1 -n 256 -r 2 > $OUTDIR/t-$shape.txt 2>&1
+    echo "step trace ($v):"; grep -A24 "cuda step trace" $OUTDIR/t-$shape.txt | grep -vE "^(model|prefill|decode|weights):"
+  fi
   if [ -n "$PROFILE" ]; then
     v=${VARIANTS##* }
     runv $v KESTREL_CUDA_PROFILE=1 $CLI bench -m /tmp/$shape.gguf --device cuda -p 1 -n 64 -r 1 > $OUTDIR/p-$shape.txt 2>&1
