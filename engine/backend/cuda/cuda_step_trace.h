@@ -46,9 +46,16 @@ private:
         double criticalUs = 0;  // release to the next kernel's release
         double waitedUs = 0;    // block 0's arrival to its release: how early it was resident
     };
-    std::vector<Row> rows_;
-    int64_t steps_ = 0, unread_ = 0;
-    double spanUs_ = 0;  // first release to the last graph kernel's release
+    // Per step graph: a bench's decode step and its prefill chunks are kept apart, and
+    // the graph replayed most often (the decode step) is printed.
+    struct GraphRows {
+        Labels labels;
+        std::vector<Row> rows;
+        int64_t steps = 0;
+        double spanUs = 0;  // first release to the last graph kernel's release
+    };
+    std::vector<GraphRows> graphs_;
+    int64_t unread_ = 0;
 };
 
 }  // namespace kestrel::backend::cudaimpl
