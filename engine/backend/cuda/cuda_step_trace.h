@@ -1,8 +1,10 @@
 // Reads the in-graph kernel timeline (kernels/cuda/step_trace.h) of replayed
-// steps and prints, per kernel, what it cost the step's critical path: the time
-// from its own wait's release (its predecessor completed) to the next kernel's.
-// Active only in builds configured with -DKESTREL_CUDA_STEP_TRACE=ON.
+// steps and prints, per kernel, what it cost the step's critical path (the
+// arithmetic is engine/backend/step_timeline.h). Active only in builds
+// configured with -DKESTREL_CUDA_STEP_TRACE=ON.
 #pragma once
+
+#include "step_timeline.h"
 
 #include <cuda_runtime.h>
 
@@ -40,21 +42,13 @@ private:
 
     unsigned long long* dev_ = nullptr;
     Labels pending_;  // the labels of the replay in flight
-    struct Row {
-        std::string label;
-        int64_t calls = 0;
-        double criticalUs = 0;  // release to the next kernel's release
-        double waitedUs = 0;    // block 0's arrival to its release: how early it was resident
-    };
     // Per step graph: a bench's decode step and its prefill chunks are kept apart, and
     // the graph replayed most often (the decode step) is printed.
-    struct GraphRows {
+    struct GraphTimeline {
         Labels labels;
-        std::vector<Row> rows;
-        int64_t steps = 0;
-        double spanUs = 0;  // first release to the last graph kernel's release
+        StepTimeline timeline;
     };
-    std::vector<GraphRows> graphs_;
+    std::vector<GraphTimeline> graphs_;
     int64_t unread_ = 0;
 };
 
