@@ -22,7 +22,8 @@ constexpr Command kCommands[] = {
      "           [--stop STR] [--ctx N]   continue the raw prompt (no chat template)"},
     {"tokenize", kestrel::cli::runTokenize, "tokenize -m FILE TEXT [--no-special]   print token ids"},
     {"bench", kestrel::cli::runBench,
-     "bench -m FILE [-p 512] [-n 128] [--threads K] [--device D] [--kv f16|int8] [--repeat R] [--json]"},
+     "bench -m FILE [-p 512] [-n 128] [--depth 0,4096] [--roofline GBPS] [--profile] [--threads K] [--device D] "
+     "[--kv f16|int8] [--repeat R] [--json]"},
     {"info", kestrel::cli::runInfo, "info -m FILE   architecture, hyperparameters, tensor types, memory"},
     {"synth", kestrel::cli::runSynth, "synth -o FILE --shape llama3-8b|llama2-7b|llama3-70b|smollm2-135m [--type q4_0] [--layers N] [--seed S]   random-weight GGUF"},
     {"chat", kestrel::cli::runChat,

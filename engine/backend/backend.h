@@ -132,6 +132,9 @@ public:
     virtual std::string name() const = 0;
     // Memory free for caches on this backend's device (host RAM for the CPU).
     virtual uint64_t availableMemoryBytes() const = 0;
+    // The device memory's bandwidth by its specifications in GB/s, the roofline of a
+    // decode step (kestrel-cli bench); 0 when the backend cannot tell.
+    virtual double peakBandwidthGBs() const { return 0.0; }
 
     // A weight from the file; the CPU backend keeps a pointer into the mapping
     // (the GgufFile must outlive the weight). Rejects types it cannot compute with.

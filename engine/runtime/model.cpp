@@ -89,6 +89,7 @@ Result<std::shared_ptr<Model>> Model::load(const LoadOptions& options) {
                           " tokens but the model's output has " + std::to_string(impl->loaded->config().vocabSize));
     }
     impl->info = describeModel(*impl->file, impl->loaded->config(), impl->backend->name());
+    impl->info.peakBandwidthGBs = impl->backend->peakBandwidthGBs();
 
     auto poolOptions = kvPoolOptionsFor(options, impl->loaded->config(), *impl->backend);
     if (!poolOptions) return poolOptions.status();

@@ -78,6 +78,41 @@ private slots:
         }
     }
 
+    // --depth measures the decode after each depth of context, each against the
+    // roofline (here stated, so the share is checkable); --profile prints the
+    // backend's per-op table at exit.
+    void benchByDepthAgainstAStatedRoofline() {
+        auto r = cli({"bench", "-m", model_, "--depth", "0,48", "-n", "4", "-r", "1", "--roofline", "50", "--json",
+                      "--threads", "2", "--profile"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const auto doc = QJsonDocument::fromJson(r.out.toUtf8());
+        QVERIFY2(doc.isObject(), qPrintable(r.out));
+        const QJsonObject o = doc.object();
+        QCOMPARE(o.value("roofline_gb_s").toDouble(), 50.0);
+        QCOMPARE(o.value("roofline_source").toString(), QStringLiteral("stated"));
+        for (const char* depth : {"0", "48"}) {
+            const QJsonObject d = o.value("depths").toObject().value(depth).toObject();
+            QVERIFY2(d.value("decode_tok_s").toDouble() > 0, depth);
+            const double gb = d.value("gb_s").toDouble();
+            QVERIFY2(gb > 0, depth);
+            QVERIFY2(qAbs(d.value("roofline_pct").toDouble() - 100.0 * gb / 50.0) < 0.01, depth);
+        }
+        // The top-level figures are the first depth's.
+        QCOMPARE(o.value("decode_tok_s").toDouble(), o.value("depths").toObject().value("0").toObject().value("decode_tok_s").toDouble());
+        QVERIFY2(r.err.contains("cpu op profile"), qPrintable(r.err));
+
+        auto text = cli({"bench", "-m", model_, "--depth", "16", "-n", "2", "-r", "1", "--roofline", "50", "--threads", "2"});
+        QVERIFY2(text.exitCode == 0, qPrintable(text.err));
+        QVERIFY2(text.out.contains("roofline:") && text.out.contains("decode at depth 16") &&
+                     text.out.contains("% of the roofline"),
+                 qPrintable(text.out));
+        QVERIFY2(!text.err.contains("cpu op profile"), qPrintable(text.err));  // only with --profile
+
+        auto bad = cli({"bench", "-m", model_, "--depth", "0,x"});
+        QVERIFY(bad.exitCode != 0);
+        QVERIFY2(bad.err.contains("--depth"), qPrintable(bad.err));
+    }
+
     // The KV-reuse benchmarks' JSON (issue 5's contract): per-history maps, the
     // restore pair and per-stream-count rates, with values that make sense.
     void kvBenchJsonHasTheContractKeys() {

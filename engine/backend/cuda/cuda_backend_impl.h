@@ -19,6 +19,7 @@ public:
 
     std::string name() const override { return name_; }
     uint64_t availableMemoryBytes() const override;
+    double peakBandwidthGBs() const override;
     Result<std::unique_ptr<Weight>> uploadWeight(const gguf::TensorInfo& info) override;
     Result<std::unique_ptr<Tensor>> createTensor(int64_t capacityRows, int64_t cols) override;
     Result<std::unique_ptr<IndexTensor>> createIndexTensor(int64_t capacity) override;

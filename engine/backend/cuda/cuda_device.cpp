@@ -71,6 +71,18 @@ Result<std::unique_ptr<Backend>> createCudaBackend(int device) {
 
 namespace cudaimpl {
 
+double CudaBackend::peakBandwidthGBs() const {
+    // Memory clock (kHz) x 2 transfers per clock x bus width: an H100 80GB HBM3 reports
+    // 2619 MHz and 5120 bits, 3352 GB/s, its data sheet's figure.
+    int clockKHz = 0, busBits = 0;
+    if (cudaDeviceGetAttribute(&clockKHz, cudaDevAttrMemoryClockRate, device_) != cudaSuccess ||
+        cudaDeviceGetAttribute(&busBits, cudaDevAttrGlobalMemoryBusWidth, device_) != cudaSuccess) {
+        cudaGetLastError();
+        return 0.0;
+    }
+    return 2.0 * clockKHz * 1e3 * (busBits / 8.0) / 1e9;
+}
+
 Result<std::unique_ptr<CudaBackend>> CudaBackend::create(int device) {
     auto info = probeCudaDevice(device);
     if (!info) return info.status();

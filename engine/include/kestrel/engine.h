@@ -71,6 +71,7 @@ struct ModelInfo {
     std::map<std::string, int32_t> tensorTypes;  // "Q4_1" -> number of tensors
     std::string chatTemplate;         // tokenizer.chat_template, may be empty
     std::string backend;              // "cpu (avx512vnni, 2 threads)"
+    double peakBandwidthGBs = 0;      // the backend's memory bandwidth by its specifications (0: not known)
 
     // Resident memory for a context of `tokens`: weights + KV cache + scratch.
     uint64_t memoryEstimate(int32_t tokens) const;
