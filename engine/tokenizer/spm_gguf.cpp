@@ -1,26 +1,11 @@
 // spmVocabularyFromGguf: the tokenizer.ggml.* keys of a "llama" (SentencePiece) file.
 #include "gguf_file.h"
+#include "gguf_vocab_keys.h"
 #include "spm_tokenizer.h"
 
 namespace kestrel::tokenizer {
-namespace {
 
 using gguf::GgufFile;
-
-Result<TokenId> optionalId(const GgufFile& file, std::string_view key) {
-    if (!file.find(key)) return TokenId(-1);
-    auto v = file.getInt(key);
-    if (!v) return v.status();
-    if (*v < 0 || *v > INT32_MAX) return TokenId(-1);  // -1 / UINT32_MAX mean "none"
-    return TokenId(*v);
-}
-
-Result<bool> optionalBool(const GgufFile& file, std::string_view key, bool fallback) {
-    if (!file.find(key)) return fallback;
-    return file.getBool(key);
-}
-
-}  // namespace
 
 Result<SpmVocabulary> spmVocabularyFromGguf(const GgufFile& file) {
     SpmVocabulary v;
@@ -38,24 +23,8 @@ Result<SpmVocabulary> spmVocabularyFromGguf(const GgufFile& file) {
     if (!scores) return scores.status();
     v.scores.assign(scores->begin(), scores->end());
 
-    if (file.find("tokenizer.ggml.token_type")) {
-        auto types = file.getIntArray("tokenizer.ggml.token_type");
-        if (!types) return types.status();
-        v.kinds.reserve(types->size());
-        for (int64_t t : *types) v.kinds.push_back(t >= 1 && t <= 6 ? TokenKind(t) : TokenKind::Normal);
-    }
-
-    struct IdKey { TokenId* dst; const char* key; };
-    for (auto [dst, key] : {IdKey{&v.special.bos, "tokenizer.ggml.bos_token_id"},
-                            IdKey{&v.special.eos, "tokenizer.ggml.eos_token_id"},
-                            IdKey{&v.special.eot, "tokenizer.ggml.eot_token_id"},
-                            IdKey{&v.special.unk, "tokenizer.ggml.unknown_token_id"},
-                            IdKey{&v.special.pad, "tokenizer.ggml.padding_token_id"},
-                            IdKey{&v.eom, "tokenizer.ggml.eom_token_id"}}) {
-        auto id = optionalId(file, key);
-        if (!id) return id.status();
-        *dst = *id;
-    }
+    if (Status st = readTokenKinds(file, v.kinds); !st.isOk()) return st;
+    if (Status st = readSpecialIds(file, v.special, v.eom); !st.isOk()) return st;
     // SentencePiece models add BOS unless told otherwise (llama.cpp's default too).
     struct BoolKey { bool* dst; const char* key; bool fallback; };
     for (auto [dst, key, fallback] : {BoolKey{&v.special.addBos, "tokenizer.ggml.add_bos_token", true},

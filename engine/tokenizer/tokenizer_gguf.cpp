@@ -2,26 +2,13 @@
 // implementation named by tokenizer.ggml.model.
 #include "bpe_tokenizer.h"
 #include "gguf_file.h"
+#include "gguf_vocab_keys.h"
 #include "spm_tokenizer.h"
 
 namespace kestrel {
 namespace {
 
 using gguf::GgufFile;
-
-Result<TokenId> optionalId(const GgufFile& file, std::string_view key) {
-    if (!file.find(key)) return TokenId(-1);
-    auto v = file.getInt(key);
-    if (!v) return v.status();
-    // Some converters write -1 or UINT32_MAX for "none"; both mean absent here.
-    if (*v < 0 || *v > INT32_MAX) return TokenId(-1);
-    return TokenId(*v);
-}
-
-Result<bool> optionalBool(const GgufFile& file, std::string_view key, bool fallback) {
-    if (!file.find(key)) return fallback;
-    return file.getBool(key);
-}
 
 Result<std::vector<std::string>> stringArray(const GgufFile& file, std::string_view key) {
     auto views = file.getStringArray(key);
@@ -38,13 +25,7 @@ Result<tokenizer::BpeVocabulary> tokenizer::bpeVocabularyFromGguf(const GgufFile
     if (!tokens) return tokens.status();
     v.tokens = std::move(tokens.value());
 
-    if (file.find("tokenizer.ggml.token_type")) {
-        auto types = file.getIntArray("tokenizer.ggml.token_type");
-        if (!types) return types.status();
-        v.kinds.reserve(types->size());
-        for (int64_t t : *types)
-            v.kinds.push_back(t >= 1 && t <= 6 ? TokenKind(t) : TokenKind::Normal);  // 0 = undefined
-    }
+    if (Status st = tokenizer::readTokenKinds(file, v.kinds); !st.isOk()) return st;
 
     // Byte-level BPE without merges would encode every byte on its own: a
     // silently wrong tokenizer, so refuse.
@@ -59,20 +40,10 @@ Result<tokenizer::BpeVocabulary> tokenizer::bpeVocabularyFromGguf(const GgufFile
     if (!pre) return pre.status();
     v.preTokenizer = std::move(pre.value());
 
-    struct IdKey { TokenId* dst; const char* key; };
-    for (auto [dst, key] : {IdKey{&v.special.bos, "tokenizer.ggml.bos_token_id"},
-                            IdKey{&v.special.eos, "tokenizer.ggml.eos_token_id"},
-                            IdKey{&v.special.eot, "tokenizer.ggml.eot_token_id"},
-                            IdKey{&v.special.unk, "tokenizer.ggml.unknown_token_id"},
-                            IdKey{&v.special.pad, "tokenizer.ggml.padding_token_id"},
-                            IdKey{&v.eom, "tokenizer.ggml.eom_token_id"}}) {
-        auto id = optionalId(file, key);
-        if (!id) return id.status();
-        *dst = *id;
-    }
-    auto addBos = optionalBool(file, "tokenizer.ggml.add_bos_token", false);
+    if (Status st = tokenizer::readSpecialIds(file, v.special, v.eom); !st.isOk()) return st;
+    auto addBos = tokenizer::optionalBool(file, "tokenizer.ggml.add_bos_token", false);
     if (!addBos) return addBos.status();
-    auto addEos = optionalBool(file, "tokenizer.ggml.add_eos_token", false);
+    auto addEos = tokenizer::optionalBool(file, "tokenizer.ggml.add_eos_token", false);
     if (!addEos) return addEos.status();
     v.special.addBos = *addBos;
     v.special.addEos = *addEos;
