@@ -30,11 +30,6 @@ double msSince(Clock::time_point start) {
     return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
 // Ordinary tokens from the middle of the vocabulary; `salt` gives each stream
 // and the turn their own text, so no two share a prefix by accident.
 std::vector<TokenId> tokensFor(const Model& model, int32_t n, int32_t salt) {

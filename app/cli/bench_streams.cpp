@@ -104,9 +104,7 @@ Status benchStreams(const std::shared_ptr<Model>& model, const KvBenchPlan& plan
         }
     }
     for (size_t c = 0; c < counts; ++c) {
-        std::vector<double>& r = rates[c];
-        std::sort(r.begin(), r.end());
-        out[plan.streams[c]] = r.empty() ? 0.0 : r[r.size() / 2];
+        out[plan.streams[c]] = median(rates[c]);
         double sum = 0;
         for (double o : occupied[c]) sum += o;
         occupancy[plan.streams[c]] = occupied[c].empty() ? 0.0 : sum / double(occupied[c].size());

@@ -19,11 +19,6 @@
 namespace kestrel::cli {
 namespace {
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
 // A prompt of ordinary tokens: ids from the middle of the vocabulary, so no
 // control token ends or bends the run.
 std::vector<TokenId> benchPrompt(const Model& model, int32_t n) {
@@ -140,20 +135,21 @@ int runBench(int argc, char** argv) {
     const bool stated = *statedRoofline > 0;
     const double roofline = stated ? *statedRoofline : info.peakBandwidthGBs;
     struct Row {
-        long long promptTokens;
+        long long depth, promptTokens;  // depth 0 still needs one prompt token
         Speeds speeds;
         double gbS;
     };
     std::vector<Row> rows;
-    for (const long long depth : byDepth ? std::vector<long long>(depths->begin(), depths->end())
-                                         : std::vector<long long>{*promptTokens}) {
+    const std::vector<long long> points =
+        byDepth ? std::vector<long long>(depths->begin(), depths->end()) : std::vector<long long>{*promptTokens};
+    for (const long long depth : points) {
         const long long prompt = std::max<long long>(1, depth);
         auto speeds = measure(*model, **session, benchPrompt(*model, int32_t(prompt)), params, *repeat);
         if (!speeds) return runtimeError(speeds.status());
         // At a depth the step also reads the KV cache: on average the prompt and half the reply.
         const double kvTokens = byDepth ? double(prompt) + 0.5 * double(*genTokens) : 0.0;
         const double bytes = double(info.weightBytesPerToken) + kvTokens * double(info.kvBytesPerToken);
-        rows.push_back(Row{prompt, *speeds, speeds->decodeTokS * bytes / 1e9});
+        rows.push_back(Row{depth, prompt, *speeds, speeds->decodeTokS * bytes / 1e9});
     }
 
     const Row& first = rows.front();
@@ -164,9 +160,9 @@ int runBench(int argc, char** argv) {
             for (size_t i = 0; i < rows.size(); ++i) {
                 char item[256];
                 std::snprintf(item, sizeof item,
-                              "%s\"%d\": {\"prefill_tok_s\": %.2f, \"decode_tok_s\": %.2f, \"gb_s\": %.3f, "
+                              "%s\"%lld\": {\"prefill_tok_s\": %.2f, \"decode_tok_s\": %.2f, \"gb_s\": %.3f, "
                               "\"roofline_pct\": %.2f}",
-                              i ? ", " : "", (*depths)[i], rows[i].speeds.prefillTokS, rows[i].speeds.decodeTokS,
+                              i ? ", " : "", rows[i].depth, rows[i].speeds.prefillTokS, rows[i].speeds.decodeTokS,
                               rows[i].gbS, rooflinePercent(rows[i].gbS, roofline));
                 byDepthJson += item;
             }
@@ -201,7 +197,7 @@ int runBench(int argc, char** argv) {
         return 0;
     }
     for (size_t i = 0; i < rows.size(); ++i)
-        std::printf("decode at depth %-6d %8.1f tok/s  %8.2f GB/s (weights + KV%s); prefill %.1f tok/s\n", (*depths)[i],
+        std::printf("decode at depth %-6lld %8.1f tok/s  %8.2f GB/s (weights + KV%s); prefill %.1f tok/s\n", rows[i].depth,
                     rows[i].speeds.decodeTokS, rows[i].gbS, ofRoofline(rows[i].gbS).c_str(),
                     rows[i].speeds.prefillTokS);
     return 0;

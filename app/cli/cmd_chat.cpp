@@ -13,7 +13,6 @@
 #include <fstream>
 #include <iostream>
 #include <string>
-#include <utility>
 
 namespace kestrel::cli {
 namespace {
@@ -28,15 +27,6 @@ std::string defaultModelPath() {
     const char* home = std::getenv("HOME");
     std::string base = xdg && *xdg ? xdg : std::string(home ? home : ".") + "/.local/share";
     return base + "/kestrel/models/SmolLM2-135M-Instruct.Q4_1.gguf";
-}
-
-// A message of `role` with `content` (the other fields empty, set by name: no
-// aggregate with half its fields, which -Wmissing-field-initializers flags).
-ChatMessage message(std::string role, std::string content) {
-    ChatMessage m;
-    m.role = std::move(role);
-    m.content = std::move(content);
-    return m;
 }
 
 }  // namespace
@@ -83,7 +73,7 @@ int runChat(int argc, char** argv) {
     if (!formatter.warning().empty()) std::fprintf(stderr, "warning: %s\n", formatter.warning().c_str());
 
     std::vector<ChatMessage> messages;
-    if (auto system = args.value("--system")) messages.push_back(message("system", *system));
+    if (auto system = args.value("--system")) messages.push_back({"system", *system});
     GenerateParams params;
     params.sampling = *sampling;
     params.maxTokens = int32_t(*maxTokens);
@@ -103,7 +93,7 @@ int runChat(int argc, char** argv) {
             continue;
         }
         if (line.empty()) continue;
-        messages.push_back(message("user", line));
+        messages.push_back({"user", line});
         auto prompt = formatter.format(messages);
         if (!prompt) {
             runtimeError(prompt.status());
@@ -139,7 +129,7 @@ int runChat(int argc, char** argv) {
             messages.pop_back();
             continue;
         }
-        ChatMessage reply = message("assistant", result->text);
+        ChatMessage reply{"assistant", result->text};
         reply.reasoning = result->reasoning;
         messages.push_back(std::move(reply));
         const double tokS = result->decodeMs > 0 ? (result->tokens.size() - 1) * 1000.0 / result->decodeMs : 0;

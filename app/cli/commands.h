@@ -41,6 +41,9 @@ int runKvBench(Args& args, const KvBenchPlan& plan);
 // occupancy: mean live-token share of the KV blocks in use while they ran.
 Status benchStreams(const std::shared_ptr<Model>& model, const KvBenchPlan& plan, std::map<int32_t, double>& out,
                     std::map<int32_t, double>& occupancy);
+// The middle value of `v` (the upper one of an even count); 0 when empty. The benchmarks'
+// figure for repeated runs.
+double median(std::vector<double> v);
 int usageError(const std::string& command, const std::string& message);
 int runtimeError(const Status& status);
 

@@ -1,11 +1,17 @@
 #include "commands.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace kestrel::cli {
 
 std::vector<std::vector<std::string>> modelFlags() {
     return {{"-m", "--model"}, {"-t", "--threads"}, {"--device"}, {"--kv"}};
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
 int usageError(const std::string& command, const std::string& message) {

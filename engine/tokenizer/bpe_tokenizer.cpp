@@ -1,6 +1,7 @@
 #include "bpe_tokenizer.h"
 
 #include "byte_level.h"
+#include "gguf_vocab_keys.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -34,23 +35,6 @@ std::vector<TokenId> collectEndOfGeneration(const SpecialTokens& special, TokenI
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     return ids;
-}
-
-void dropSpecialIdsOutside(SpecialTokens& special, TokenId& eom, int64_t n, const std::string& where,
-                           std::vector<std::string>& warnings) {
-    auto check = [&](TokenId& id, const char* key) {
-        if (id >= n || id < -1) {
-            warnings.push_back(where + "tokenizer.ggml." + key + " = " + std::to_string(id) +
-                               " is outside the vocabulary (" + std::to_string(n) + " tokens); ignored");
-            id = -1;
-        }
-    };
-    check(special.bos, "bos_token_id");
-    check(special.eos, "eos_token_id");
-    check(special.eot, "eot_token_id");
-    check(special.unk, "unknown_token_id");
-    check(special.pad, "padding_token_id");
-    check(eom, "eom_token_id");
 }
 
 struct BpeTokenizer::Scratch {

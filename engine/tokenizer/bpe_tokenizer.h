@@ -80,11 +80,4 @@ std::vector<TokenId> collectEndOfGeneration(const SpecialTokens& special, TokenI
                                             const std::vector<std::string>& tokens,
                                             const std::vector<TokenKind>& kinds);
 
-// A special id (bos, eos, eot, unk, pad, eom) outside a vocabulary of n tokens is
-// a broken key, but the model can still run without it: it is dropped (set to -1)
-// with a line in `warnings` rather than refused. `where` prefixes the key's name.
-// Shared with the SentencePiece tokenizer.
-void dropSpecialIdsOutside(SpecialTokens& special, TokenId& eom, int64_t n, const std::string& where,
-                           std::vector<std::string>& warnings);
-
 }  // namespace kestrel::tokenizer

@@ -28,21 +28,25 @@ Status readTokenKinds(const gguf::GgufFile& file, std::vector<TokenKind>& kinds)
 }
 
 Status readSpecialIds(const gguf::GgufFile& file, SpecialTokens& special, TokenId& eom) {
-    struct IdKey {
-        TokenId* dst;
-        const char* key;
-    };
-    for (auto [dst, key] : {IdKey{&special.bos, "tokenizer.ggml.bos_token_id"},
-                            IdKey{&special.eos, "tokenizer.ggml.eos_token_id"},
-                            IdKey{&special.eot, "tokenizer.ggml.eot_token_id"},
-                            IdKey{&special.unk, "tokenizer.ggml.unknown_token_id"},
-                            IdKey{&special.pad, "tokenizer.ggml.padding_token_id"},
-                            IdKey{&eom, "tokenizer.ggml.eom_token_id"}}) {
-        auto id = optionalId(file, key);
-        if (!id) return id.status();
-        *dst = *id;
-    }
-    return Status::ok();
+    Status st;
+    forEachSpecialId(special, eom, [&](TokenId& id, const char* key) {
+        if (!st.isOk()) return;
+        auto value = optionalId(file, std::string("tokenizer.ggml.") + key);
+        if (value) id = *value;
+        else st = value.status();
+    });
+    return st;
+}
+
+void dropSpecialIdsOutside(SpecialTokens& special, TokenId& eom, int64_t n, const std::string& where,
+                           std::vector<std::string>& warnings) {
+    forEachSpecialId(special, eom, [&](TokenId& id, const char* key) {
+        if (id >= n || id < -1) {
+            warnings.push_back(where + "tokenizer.ggml." + key + " = " + std::to_string(id) +
+                               " is outside the vocabulary (" + std::to_string(n) + " tokens); ignored");
+            id = -1;
+        }
+    });
 }
 
 }  // namespace kestrel::tokenizer

@@ -1,6 +1,7 @@
 #include "spm_tokenizer.h"
 
-#include "bpe_tokenizer.h"  // collectEndOfGeneration, dropSpecialIdsOutside
+#include "bpe_tokenizer.h"  // collectEndOfGeneration
+#include "gguf_vocab_keys.h"  // dropSpecialIdsOutside
 #include "sentencepiece_proto.h"
 
 #include <sentencepiece_processor.h>
