@@ -191,7 +191,7 @@ def vocab_ids(model, pieces):
 def up_to_date(out, path):
     """Outputs newer than both the model and this script are reused (the fixture runs every ctest)."""
     try:
-        done = os.path.getmtime(out + ".json")
+        done = min(os.path.getmtime(out + ".json"), os.path.getmtime(out + ".txt"))
     except OSError:
         return False
     return done > os.path.getmtime(path) and done > os.path.getmtime(os.path.abspath(__file__))
@@ -218,6 +218,12 @@ def run_model(path, out, prompts, greedy, quiet=False, reuse=False):
         if not quiet and "tokenizer.ggml.tokens" in m.f:
             toks = m.meta("tokenizer.ggml.tokens")
             print(f"[{m.arch}] prompt {i}:", "".join(toks[t] for t in prompt), "=>", "".join(toks[t] for t in gen[:24]))
+    with open(out + ".txt.tmp", "w") as fh:  # the same, for readers without JSON (tests/common/reference_check.h)
+        for key in ("prompts", "top1", "top1_margins", "greedy", "margins"):
+            for i, values in enumerate(result[key]):
+                fh.write(f"{key} {i} " + " ".join(repr(float(v)) if key.endswith("margins") else str(int(v))
+                                                  for v in values) + "\n")
+    os.replace(out + ".txt.tmp", out + ".txt")
     with open(out + ".json.tmp", "w") as fh:
         json.dump(result, fh)
     os.replace(out + ".json.tmp", out + ".json")

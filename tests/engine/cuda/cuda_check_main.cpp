@@ -1,6 +1,8 @@
 // kestrel-cuda-check: the CUDA-vs-CPU checks without Qt, for GPU machines
 // that have no Qt (the Qt Test suite tst_cuda_backend runs the same checks).
-// Usage: kestrel-cuda-check [--model FILE.gguf] [--steps N] [--seed S] [--no-ops]
+// Usage: kestrel-cuda-check [--model FILE.gguf] [--reference FILE.gguf=BASE] [--steps N] [--seed S] [--no-ops]
+// --reference: the model against the NumPy reference that tests/reference/model_reference.py
+// wrote to BASE.txt and BASE_logits<i>.f32 (runReferenceCheck).
 // Exit: 0 all passed, 1 a check failed, 77 no usable GPU (skipped).
 #include "cuda_checks.h"
 
@@ -11,18 +13,19 @@
 #include <vector>
 
 int main(int argc, char** argv) {
-    std::vector<std::string> models;
+    std::vector<std::string> models, references;
     int steps = 24;
     unsigned seed = 1234;
     bool ops = true;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--model" && i + 1 < argc) models.push_back(argv[++i]);
+        else if (a == "--reference" && i + 1 < argc && std::strchr(argv[i + 1], '=')) references.push_back(argv[++i]);
         else if (a == "--steps" && i + 1 < argc) steps = std::atoi(argv[++i]);
         else if (a == "--seed" && i + 1 < argc) seed = static_cast<unsigned>(std::atoi(argv[++i]));
         else if (a == "--no-ops") ops = false;
         else {
-            std::fprintf(stderr, "usage: kestrel-cuda-check [--model FILE] [--steps N] [--seed S] [--no-ops]\n");
+            std::fprintf(stderr, "usage: kestrel-cuda-check [--model FILE] [--reference FILE=BASE] [--steps N] [--seed S] [--no-ops]\n");
             return 2;
         }
     }
@@ -38,6 +41,13 @@ int main(int argc, char** argv) {
         auto kv = kestrel::cudatest::runKvReuseCheck(m);
         r.insert(r.end(), kv.begin(), kv.end());
         for (auto& x : r) x.name = m.substr(m.find_last_of('/') + 1) + ": " + x.name;
+        results.insert(results.end(), r.begin(), r.end());
+    }
+    for (const auto& pair : references) {
+        const size_t eq = pair.find('=');
+        const std::string m = pair.substr(0, eq);
+        auto r = kestrel::cudatest::runReferenceCheck(m, pair.substr(eq + 1));
+        for (auto& x : r) x.name = m.substr(m.find_last_of('/') + 1) + " vs NumPy: " + x.name;
         results.insert(results.end(), r.begin(), r.end());
     }
     int failed = 0;

@@ -6,6 +6,7 @@
 #include "loaded_model.h"
 #include "matmul.h"
 #include "model_runner.h"
+#include "reference_check.h"
 
 #include <algorithm>
 #include <cmath>
@@ -543,6 +544,19 @@ std::vector<CheckResult> runModelCheck(const std::string& path, int decodeSteps)
                   "greedy argmax agreed on " + std::to_string(agree) + "/" + std::to_string(decodeSteps) + " steps"};
     out.push_back(r);
     return out;
+}
+
+std::vector<CheckResult> runReferenceCheck(const std::string& path, const std::string& base) {
+    const std::vector<test::ReferencePrompt> ref = test::readReference(base);
+    if (ref.empty()) return {{"reference " + base + ".txt", 0, 0, false, "missing or malformed"}};
+    auto gpu = backend::createCudaBackend(0);
+    if (!gpu) return {{"create CUDA backend", 0, 0, false, gpu.status().message()}};
+    auto model = test::loadModelFile(path, *gpu.value());
+    if (!model) return {{"load " + path, 0, 0, false, model.status().message()}};
+    model::RunnerOptions ro;
+    ro.contextLength = 256;
+    ro.maxBatch = 16;  // as tst_model_reference: the third prompts prefill in chunks
+    return test::checkAgainstReference(model.value(), *gpu.value(), ro, base, ref, test::ReferenceRule{});
 }
 
 }  // namespace kestrel::cudatest

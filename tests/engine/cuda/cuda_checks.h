@@ -8,18 +8,14 @@
 // A NaN anywhere (an unwritten output) fails.
 #pragma once
 
+#include "finding.h"
+
 #include <string>
 #include <vector>
 
 namespace kestrel::cudatest {
 
-struct CheckResult {
-    std::string name;
-    double error = 0.0;  // normalised error (or the failing quantity)
-    double bound = 0.0;
-    bool ok = false;
-    std::string note;
-};
+using CheckResult = test::Finding;
 
 // Empty with `whyNot` set when no usable GPU is present (the caller skips).
 bool gpuAvailable(std::string& whyNot);
@@ -29,6 +25,15 @@ std::vector<CheckResult> runOpChecks(unsigned seed);
 // Loads `ggufPath` on both backends; prefill + greedy decode, comparing logits
 // at every step (graph replay included). `decodeSteps` tokens.
 std::vector<CheckResult> runModelCheck(const std::string& ggufPath, int decodeSteps);
+
+// A real model on the GPU against the NumPy reference (tests/common/reference_check.h;
+// `referenceBase` is what tests/reference/model_reference.py wrote, e.g.
+// $KESTREL_TEST_DATA/model_ref_smollm2): the same prompts, bounds and near-tie rule
+// as the CPU's int8-activation numerics in tst_model_reference. Why not the CPU as
+// the reference: both round activations to int8, each its own way, and on a real
+// model each path alone is ~4e-2 from the exact logits, so two correct paths may
+// differ by the sum of their errors (measured: up to 1.4e-1 on Gemma 3).
+std::vector<CheckResult> runReferenceCheck(const std::string& ggufPath, const std::string& referenceBase);
 
 // cuda_kv_checks.cpp: the model's shared paged KV pool on the GPU: reuse of a
 // cached prefix, copy-on-write forks and a three-sequence batch against

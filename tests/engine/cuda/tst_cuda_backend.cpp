@@ -42,19 +42,23 @@ private slots:
         verifyAll(kestrel::cudatest::runOpChecks(20261202u));
 #endif
     }
-    void smollm2LogitsMatchCpu() {
+    // Real models against the NumPy reference (the fixture model_reference_data
+    // writes it), with the CPU's int8-activation bounds and near-tie rule.
+    void smollm2MatchesNumpy() {
         REQUIRE_GPU();
         KESTREL_REQUIRE_MODEL(kestrel::test::smollm2Path());
 #ifndef KESTREL_NO_CUDA
-        verifyAll(kestrel::cudatest::runModelCheck(kestrel::test::smollm2Path().toStdString(), 16));
-        verifyAll(kestrel::cudatest::runKvReuseCheck(kestrel::test::smollm2Path().toStdString()));
+        const std::string path = kestrel::test::smollm2Path().toStdString();
+        verifyAll(kestrel::cudatest::runReferenceCheck(path, (kestrel::test::testDataDir() + "/model_ref_smollm2").toStdString()));
+        verifyAll(kestrel::cudatest::runKvReuseCheck(path));
 #endif
     }
-    void gemma3LogitsMatchCpu() {
+    void gemma3MatchesNumpy() {
         REQUIRE_GPU();
         KESTREL_REQUIRE_MODEL(kestrel::test::gemma3Path());
 #ifndef KESTREL_NO_CUDA
-        verifyAll(kestrel::cudatest::runModelCheck(kestrel::test::gemma3Path().toStdString(), 16));
+        verifyAll(kestrel::cudatest::runReferenceCheck(kestrel::test::gemma3Path().toStdString(),
+                                                       (kestrel::test::testDataDir() + "/model_ref_gemma3").toStdString()));
 #endif
     }
 };
