@@ -1,8 +1,9 @@
 // kestrel-cuda-check: the CUDA-vs-CPU checks without Qt, for GPU machines
 // that have no Qt (the Qt Test suite tst_cuda_backend runs the same checks).
 // Usage: kestrel-cuda-check [--model FILE.gguf] [--reference FILE.gguf=BASE] [--steps N] [--seed S] [--no-ops]
-// --reference: the model against the NumPy reference that tests/reference/model_reference.py
-// wrote to BASE.txt and BASE_logits<i>.f32 (runReferenceCheck).
+// --model: CUDA against the CPU, for synthetic files (kestrel-cli synth); --reference: a real
+// model against the NumPy reference that tests/reference/model_reference.py wrote to BASE.txt
+// and BASE_logits<i>.f32 (runReferenceCheck; cuda_checks.h says why real models need it).
 // Exit: 0 all passed, 1 a check failed, 77 no usable GPU (skipped).
 #include "cuda_checks.h"
 
