@@ -90,6 +90,15 @@ inline std::vector<ReferencePrompt> readReference(const std::string& base) {
     return out;
 }
 
+// How the reference prompts run: one sequence; the longest prompts (21 tokens)
+// prefill in two chunks, as the app's prefill does with longer ones.
+inline model::RunnerOptions referenceRunnerOptions() {
+    model::RunnerOptions ro;
+    ro.contextLength = 256;
+    ro.maxBatch = 16;
+    return ro;
+}
+
 struct ReferenceRule {
     double bound = 5e-2;      // last-position logits, max |mine - ref| / max |ref|
     double tie = 0.5;         // near-tie: a reference top-2 margin below this (logits)...

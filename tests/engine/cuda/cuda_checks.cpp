@@ -553,10 +553,8 @@ std::vector<CheckResult> runReferenceCheck(const std::string& path, const std::s
     if (!gpu) return {{"create CUDA backend", 0, 0, false, gpu.status().message()}};
     auto model = test::loadModelFile(path, *gpu.value());
     if (!model) return {{"load " + path, 0, 0, false, model.status().message()}};
-    model::RunnerOptions ro;
-    ro.contextLength = 256;
-    ro.maxBatch = 16;  // as tst_model_reference: the third prompts prefill in chunks
-    return test::checkAgainstReference(model.value(), *gpu.value(), ro, base, ref, test::ReferenceRule{});
+    return test::checkAgainstReference(model.value(), *gpu.value(), test::referenceRunnerOptions(), base, ref,
+                                       test::ReferenceRule{});
 }
 
 }  // namespace kestrel::cudatest

@@ -59,9 +59,7 @@ private slots:
                                         : backend::CpuBackend::MatmulMode::Fast);
         auto model = test::loadModel(modelPath, be);
         QVERIFY2(model.isOk(), model.status().toString().c_str());
-        model::RunnerOptions ro;
-        ro.contextLength = 256;
-        ro.maxBatch = 16;  // the third prompts are longer: chunked prefill
+        model::RunnerOptions ro = test::referenceRunnerOptions();
         if (exact) ro.kvStorage = runtime::KvStorage::F32;
         if (kv8) ro.kvStorage = runtime::KvStorage::Q8;
         test::ReferenceRule rule;
