@@ -1,10 +1,10 @@
 // A model's logits against the NumPy reference (tests/reference/model_reference.py,
 // which writes <base>.txt, <base>.json and <base>_logits<i>.f32), without Qt:
-// shared by tst_model_reference (CPU backend) and the CUDA checks (tst_cuda_backend
-// and kestrel-cuda-check, for GPU machines without Qt).
+// shared by tst_model_reference and tst_model_synthetic (CPU backend) and the CUDA
+// checks (tst_cuda_backend and kestrel-cuda-check, for GPU machines without Qt).
 //
-// Per reference prompt: the last position's logits within a bound of the
-// reference (max |mine - ref| / max |ref|), the top-1 token at every prompt
+// Per reference prompt: the last position's (or every position's) logits within a
+// bound of the reference (max |mine - ref| / max |ref|), the top-1 token at every prompt
 // position and the greedy continuation equal to the reference's. A difference
 // is accepted only at a near-tie (the reference's top-2 margin below the rule's
 // tie) and is reported: with int8 activations any tiny difference of the inputs
@@ -100,9 +100,12 @@ inline model::RunnerOptions referenceRunnerOptions() {
 }
 
 struct ReferenceRule {
-    double bound = 5e-2;      // last-position logits, max |mine - ref| / max |ref|
+    double bound = 5e-2;      // logits, max |mine - ref| / max |ref|
     double tie = 0.5;         // near-tie: a reference top-2 margin below this (logits)...
     double tieOfMax = 0.0;    // ...or, when > 0, below this times max |reference logit|
+    // Every position's logits (<base>_all<i>.f32, which the reference writes for small
+    // models) instead of the last position's.
+    bool allPositions = false;
 };
 
 // Runs every prompt of `ref` through `model` on `be`, a fresh runner from `ro` each.
@@ -124,19 +127,23 @@ inline std::vector<Finding> checkAgainstReference(const std::shared_ptr<model::L
             out.push_back({at + ": prefill", 0, 0, false, s.toString()});
             continue;
         }
-        const std::vector<float> last = readF32File(base + "_logits" + std::to_string(pi) + ".f32");
-        if (last.size() != size_t(vocab)) {
-            out.push_back({at + ": reference logits", 0, 0, false, base + "_logits" + std::to_string(pi) + ".f32"});
+        const std::string refFile = base + (rule.allPositions ? "_all" : "_logits") + std::to_string(pi) + ".f32";
+        const std::vector<float> expected = readF32File(refFile);
+        const size_t positions = rule.allPositions ? rp.tokens.size() : 1;
+        if (expected.size() != positions * size_t(vocab)) {
+            out.push_back({at + ": reference logits", 0, 0, false, refFile});
             continue;
         }
-        const float* mine = logits.data() + (rp.tokens.size() - 1) * vocab;
+        const float* mine = logits.data() + (rp.tokens.size() - 1) * vocab;  // the last position's
         double maxRef = 0;
-        for (float x : last) maxRef = std::max(maxRef, double(std::abs(x)));
+        for (float x : expected) maxRef = std::max(maxRef, double(std::abs(x)));
         const double tie = rule.tieOfMax > 0 ? rule.tieOfMax * maxRef : rule.tie;
         char buf[160];
 
-        const double err = normalisedError(mine, last.data(), last.size());
-        out.push_back({at + ": last-position logits", err, rule.bound, err < rule.bound, ""});
+        const double err = normalisedError(logits.data() + (rp.tokens.size() - positions) * vocab, expected.data(),
+                                           expected.size());
+        out.push_back({at + (rule.allPositions ? ": all-position logits" : ": last-position logits"), err, rule.bound,
+                       err < rule.bound, ""});
 
         Finding top{at + ": top-1 at every position", 0, tie, true, ""};
         int agree = 0;

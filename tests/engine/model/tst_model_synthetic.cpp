@@ -71,54 +71,25 @@ private slots:
         py.start("python3", args);
         QVERIFY(py.waitForFinished(120000));
         if (py.exitCode() != 0) QSKIP(qPrintable("reference failed (python3 + numpy + gguf needed): " + py.readAllStandardError()));
-        const QJsonObject ref = test::readJson(out + ".json");
+        const std::vector<test::ReferencePrompt> ref = test::readReference(out.toStdString());
+        QVERIFY2(ref.size() == prompts.size(), "the reference wrote no readable .txt");
 
         backend::CpuBackend be(2);
         auto model = test::loadModel(path, be);
         QVERIFY2(model.isOk(), model.status().toString().c_str());
         QCOMPARE(model.value()->config().tiedEmbeddings, tied);
-        const int vocab = model.value()->config().vocabSize;
-        for (size_t pi = 0; pi < prompts.size(); ++pi) {
-            model::RunnerOptions ro;
-            ro.contextLength = 64;
-            ro.maxBatch = 5;  // chunked prefill
-            // F32 rows test the recipe at float rounding: an F16 cache alone adds ~5e-4.
-            ro.kvStorage = f32 ? runtime::KvStorage::F32 : runtime::KvStorage::F16;
-            auto runner = model::ModelRunner::create(model.value(), be, ro);
-            QVERIFY2(runner.isOk(), runner.status().toString().c_str());
-            std::vector<float> logits;
-            const Status fs = runner.value()->forward(prompts[pi], model::LogitsMode::All, logits);
-            QVERIFY2(fs.isOk(), fs.toString().c_str());
-            const std::vector<float> all = test::readF32(out + QString("_all%1.f32").arg(pi));
-            QCOMPARE(all.size(), logits.size());
-            const double bound = f32 ? 1e-4 : 5e-2;
-            const double err = test::normalisedError(logits.data(), all.data(), all.size());
-            qInfo("%s prompt %zu: all-position logits error %.2e", QTest::currentDataTag(), pi, err);
-            QVERIFY2(err < bound, qPrintable(QString("logits error %1 above %2").arg(err).arg(bound)));
-            // A near-tie: the reference's top-2 margin is within twice the error bound.
-            double maxRef = 0;
-            for (float x : all) maxRef = std::max(maxRef, double(std::abs(x)));
-            const double tie = 2.0 * bound * maxRef;
-            const auto top1 = test::intsOf(ref["top1"].toArray()[int(pi)]);
-            const auto margins = test::doublesOf(ref["top1_margins"].toArray()[int(pi)]);
-            for (size_t t = 0; t < prompts[pi].size(); ++t) {
-                const int got = test::argmax(logits.data() + t * vocab, vocab);
-                if (got != top1[t]) QVERIFY2(margins[t] < tie, "top-1 differs at a position that is not a near-tie");
-            }
-            // Greedy continuation, one token per step, until the end or a near-tie divergence.
-            const auto greedy = test::intsOf(ref["greedy"].toArray()[int(pi)]);
-            const auto gMargins = test::doublesOf(ref["margins"].toArray()[int(pi)]);
-            int32_t next = test::argmax(logits.data() + (prompts[pi].size() - 1) * vocab, vocab);
-            for (size_t g = 0; g < greedy.size(); ++g) {
-                if (next != greedy[g]) {
-                    const double m = g == 0 ? margins.back() : gMargins[g - 1];
-                    qInfo("greedy diverges at token %zu: reference margin %.3g, near-tie threshold %.3g", g, m, tie);
-                    QVERIFY2(m < tie, "greedy tokens diverge at a step that is not a near-tie");
-                    break;
-                }
-                QVERIFY(runner.value()->forward({&next, 1}, model::LogitsMode::LastOnly, logits).isOk());
-                next = test::argmax(logits.data(), vocab);
-            }
+        model::RunnerOptions ro;
+        ro.contextLength = 64;
+        ro.maxBatch = 5;  // chunked prefill
+        // F32 rows test the recipe at float rounding: an F16 cache alone adds ~5e-4.
+        ro.kvStorage = f32 ? runtime::KvStorage::F32 : runtime::KvStorage::F16;
+        test::ReferenceRule rule;
+        rule.bound = f32 ? 1e-4 : 5e-2;
+        rule.tieOfMax = 2.0 * rule.bound;  // a near-tie: the top-2 margin within twice the error bound
+        rule.allPositions = true;
+        for (const test::Finding& f : test::checkAgainstReference(model.value(), be, ro, out.toStdString(), ref, rule)) {
+            qInfo("%s %s: %.2e (bound %.1e) %s", QTest::currentDataTag(), f.name.c_str(), f.error, f.bound, f.note.c_str());
+            QVERIFY2(f.ok, qPrintable(QString::fromStdString(f.name + ": " + f.note)));
         }
     }
 
