@@ -157,7 +157,12 @@ __global__ void __launch_bounds__(kSplitWarps * 32) gemmMmaKernel(TiledJobs jobs
 // Measured on an H200 (llama3-8b shape, --streams): 2 and 4 streams decode faster with the dp4a
 // GEMV (532 / 592 tok/s against 343 / 520), 16 streams and a 512-token prefill faster here
 // (675 against 512 tok/s; 2684 against 1444 tok/s). 5-15 tokens were not measured: 8 splits it.
+// Since the tiled kernel scales only the tokens a step has (LOWER, gemm_tiled.cu), 3-7 tokens go
+// to it too where it fits (rows of a multiple of 128 values): 4 streams of llama3-8b 980 -> 1315
+// tok/s, 2 streams slower there (679 against 790), so 2 tokens keep the GEMV (H100, twentieth
+// session). The first mma kernel (rows of other lengths) keeps 8.
 constexpr int kDefaultMmaMinTokens = 8;
+constexpr int kDefaultTiledMinTokens = 3;
 
 int mmaMinTokens() {
     static const int v = [] {
@@ -186,8 +191,11 @@ void launchFormat(const TiledJobs& jobs, unsigned tiles, Q8Act xq, int64_t token
 
 bool gemmMmaFits(const DevMatrix& w, int64_t tokens) {
     const int minTokens = mmaMinTokens();
-    if (minTokens <= 0 || tokens < minTokens || w.format == DevFormat::F16 || w.cols % 32 != 0) return false;
-    return deviceMajor() >= 8;
+    if (minTokens <= 0 || w.format == DevFormat::F16 || w.cols % 32 != 0 || deviceMajor() < 8) return false;
+    if (tokens >= minTokens) return true;
+    // KESTREL_CUDA_MMA_MIN set: that alone decides (to compare).
+    static const bool envSet = std::getenv("KESTREL_CUDA_MMA_MIN") != nullptr;
+    return !envSet && tokens >= kDefaultTiledMinTokens && gemmTiledFits(w);
 }
 
 void launchGemmMma(const GemvJob* list, int count, Q8Act xq, int64_t tokens, cudaStream_t stream) {

@@ -23,7 +23,8 @@ namespace kestrel::cuda {
 
 // Whether launchGemmMma takes this weight for `tokens` tokens: an integer
 // format (every DevFormat but F16), tensor cores with int8 mma (sm_80+), and tokens
-// at or above the crossover (KESTREL_CUDA_MMA_MIN, default 8; 0 turns it off).
+// at or above the crossover: 8, or 3 for a weight the tiled kernel takes
+// (gemmTiledFits). KESTREL_CUDA_MMA_MIN=N sets one crossover for all (0 turns it off).
 bool gemmMmaFits(const DevMatrix& w, int64_t tokens);
 
 // y_j[t] = W_j x[t] for up to 3 jobs of one format and equal cols; x as int8

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <type_traits>
 #include <unordered_map>
 
 namespace kestrel::cuda {
@@ -117,11 +118,18 @@ __device__ __forceinline__ void gluQuantizeTile(const float* fin, const GluQ8Out
 }
 
 // GLU: tiles of gate and up rows whose epilogue writes glu's outputs (gluQuantizeTile).
-template <DevFormat F, int MT, int kStageBlocks, int KG, bool GLU>
+// LOWER (MT = 1, a step of up to 8 tokens): only tokens 0-7 of the 16-token fragment exist,
+// so the C values of tokens g + 8 are neither loaded for nor scaled. Why: the scaling is
+// most of the inner loop's instructions. With this skip (as a run-time branch then) 4-token
+// steps on the tiled kernel gave 4 streams of llama3-8b 1314 tok/s against 980 on the
+// 4-token GEMV (H100, docs/PERFORMANCE.md, twentieth session); that branch build also ran
+// 16 tokens 2 % slower, so the skip is a compile-time variant and 9-16 tokens run as before.
+template <DevFormat F, int MT, int kStageBlocks, int KG, bool GLU, bool LOWER>
 __global__ void __launch_bounds__(kWarps * KG * 32, KG == 2 ? 2 : 1)
     gemmTiledKernel(TiledJobs jobs, Q8Act xq, int64_t tokens, int splits, float* __restrict__ partials,
                     unsigned* __restrict__ counters, GluQ8Out glu) {
     using Lay = Layout<F, MT, kStageBlocks>;
+    static_assert(!LOWER || MT == 1, "the lower half of one 16-token fragment");
     constexpr int QB = quantBytes<F>(), SB = scaleBytes<F>();
     extern __shared__ __align__(16) unsigned char smem[];
     const int tid = threadIdx.x, lane = tid & 31, g = lane >> 2, t = lane & 3;
@@ -241,11 +249,16 @@ __global__ void __launch_bounds__(kWarps * KG * 32, KG == 2 ? 2 : 1)
             for (int m = 0; m < MT; ++m) {
                 const unsigned char* ap = s + Lay::aOff + (m * 16 + g) * Lay::aStride + kb * 32 + 4 * t;
                 a[m][0] = lds<uint32_t>(ap);
-                a[m][1] = lds<uint32_t>(ap + 8 * Lay::aStride);
                 a[m][2] = lds<uint32_t>(ap + 16);
-                a[m][3] = lds<uint32_t>(ap + 8 * Lay::aStride + 16);
                 ma[m] = lds<float2>(s + Lay::mOff + (m * 16 + g) * Lay::mStride + kb * 8);
-                mb[m] = lds<float2>(s + Lay::mOff + (m * 16 + g + 8) * Lay::mStride + kb * 8);
+                if constexpr (LOWER) {
+                    a[m][1] = a[m][3] = 0u;
+                    mb[m] = make_float2(0.0f, 0.0f);
+                } else {
+                    a[m][1] = lds<uint32_t>(ap + 8 * Lay::aStride);
+                    a[m][3] = lds<uint32_t>(ap + 8 * Lay::aStride + 16);
+                    mb[m] = lds<float2>(s + Lay::mOff + (m * 16 + g + 8) * Lay::mStride + kb * 8);
+                }
             }
 #pragma unroll
             for (int n = 0; n < 4; ++n) {
@@ -276,8 +289,10 @@ __global__ void __launch_bounds__(kWarps * KG * 32, KG == 2 ? 2 : 1)
                     }
                     acc[m][n][0] += scaledDot<F>(lo[0], hi[0], s0, ma[m]);
                     acc[m][n][1] += scaledDot<F>(lo[1], hi[1], s1, ma[m]);
-                    acc[m][n][2] += scaledDot<F>(lo[2], hi[2], s0, mb[m]);
-                    acc[m][n][3] += scaledDot<F>(lo[3], hi[3], s1, mb[m]);
+                    if constexpr (!LOWER) {  // tokens g + 8
+                        acc[m][n][2] += scaledDot<F>(lo[2], hi[2], s0, mb[m]);
+                        acc[m][n][3] += scaledDot<F>(lo[3], hi[3], s1, mb[m]);
+                    }
                 }
             }
         }
@@ -408,15 +423,15 @@ bool ensureWorkspace(cudaStream_t stream, size_t floats, size_t counters, Worksp
 }
 
 // Launches one instantiation (launchKSmem opts it in to its shared memory).
-template <DevFormat F, int MT, int kStageBlocks, int KG, bool GLU>
+template <DevFormat F, int MT, int kStageBlocks, int KG, bool GLU, bool LOWER>
 void launchInstance(dim3 grid, const TiledJobs& jobs, Q8Act xq, int64_t tokens, int splits, const Workspace& ws,
                     const GluQ8Out& glu, cudaStream_t stream) {
     using Lay = Layout<F, MT, kStageBlocks>;
-    launchKSmem(gemmTiledKernel<F, MT, kStageBlocks, KG, GLU>, grid, dim3(kWarps * KG * 32), Lay::smemBytes, stream, jobs, xq,
+    launchKSmem(gemmTiledKernel<F, MT, kStageBlocks, KG, GLU, LOWER>, grid, dim3(kWarps * KG * 32), Lay::smemBytes, stream, jobs, xq,
                 tokens, splits, ws.partials, ws.counters, glu);
 }
 
-template <DevFormat F, int MT, int kStageBlocks, int KG = 1, bool GLU = false>
+template <DevFormat F, int MT, int kStageBlocks, int KG = 1, bool GLU = false, bool LOWER = false>
 void launchTiled(const TiledJobs& jobs, Q8Act xq, int64_t tokens, const GluQ8Out& glu, cudaStream_t stream) {
     using Lay = Layout<F, MT, kStageBlocks>;
     const unsigned tiles = jobs.total, tokenTiles = ceilDiv(tokens, Lay::kTokens);
@@ -438,11 +453,11 @@ void launchTiled(const TiledJobs& jobs, Q8Act xq, int64_t tokens, const GluQ8Out
         // (KESTREL_CUDA_GEMM_KG4=0: 2 groups, to compare).
         static const bool kg4 = switchedOn("KESTREL_CUDA_GEMM_KG4");
         if (kg4 && static_cast<int64_t>(grid.x) * grid.y * grid.z <= smCount()) {
-            launchInstance<F, MT, kStageBlocks, 4, GLU>(grid, jobs, xq, tokens, splits, ws, glu, stream);
+            launchInstance<F, MT, kStageBlocks, 4, GLU, LOWER>(grid, jobs, xq, tokens, splits, ws, glu, stream);
             return;
         }
     }
-    launchInstance<F, MT, kStageBlocks, KG, GLU>(grid, jobs, xq, tokens, splits, ws, glu, stream);
+    launchInstance<F, MT, kStageBlocks, KG, GLU, LOWER>(grid, jobs, xq, tokens, splits, ws, glu, stream);
 }
 
 // GLU tiles only for up to 16 tokens (gemmTiledGluFits): their epilogue adds registers, and
@@ -460,13 +475,18 @@ void launchFormat(const TiledJobs& jobs, Q8Act xq, int64_t tokens, const GluQ8Ou
     if (tokens <= 16) {
         // Measured for the 4-bit layouts (Q4_0, Q4_1 and the K-quants repacked to it); the 8-bit ones keep
         // 4-block stages (8 blocks of theirs would leave one block per SM).
-        if constexpr (quantBytes<F>() == 16) {
-            if (wide && jobs.j[0].w.cols % (32 * 8) == 0) {
-                launchTiled<F, 1, 8, 2, GLU>(jobs, xq, tokens, glu, s);
-                return;
+        const auto one = [&](auto lower) {
+            constexpr bool L = decltype(lower)::value;
+            if constexpr (quantBytes<F>() == 16) {
+                if (wide && jobs.j[0].w.cols % (32 * 8) == 0) {
+                    launchTiled<F, 1, 8, 2, GLU, L>(jobs, xq, tokens, glu, s);
+                    return;
+                }
             }
-        }
-        launchTiled<F, 1, 4, 1, GLU>(jobs, xq, tokens, glu, s);
+            launchTiled<F, 1, 4, 1, GLU, L>(jobs, xq, tokens, glu, s);
+        };
+        if (tokens <= 8) one(std::true_type{});
+        else one(std::false_type{});
     } else if constexpr (GLU) {
         return;  // not reached (gemmTiledGluFits)
     } else if (tokens <= 32) {

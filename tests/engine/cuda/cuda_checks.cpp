@@ -174,11 +174,13 @@ void checkMatmuls(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
     }
     // Long rows: 8224 = 257 blocks leaves a partial chunk in the decode GEMV and uneven split-K
     // shares in the tensor-core one; 4133 x 2080 and 300 x 14336 are model-sized rows with a
-    // partial last row tile.
+    // partial last row tile. 2-4 tokens take the split-row kernel's few-token form for rows of
+    // 4096+ values (7 too under KESTREL_CUDA_SPLIT_TOKENS=8), 8 the tiled kernel with only the
+    // lower token half of its fragments.
     const std::pair<int64_t, int64_t> longShapes[] = {{67, 8224}, {4133, 2080}, {300, 14336}};
     for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K})
         for (auto [rows, cols] : longShapes)
-            for (int64_t tokens : {1, 16})
+            for (int64_t tokens : {1, 2, 3, 4, 7, 8, 16})
                 if (cols % 256 == 0 || (type != GgmlType::Q4_K && type != GgmlType::Q6_K))
                     check(type, rows, cols, tokens, " (long rows)");
     // Rows of a multiple of 128 values take the shared-memory tiled kernel (gemm_tiled.cu):
@@ -457,12 +459,15 @@ std::vector<CheckResult> runOpChecks(unsigned seed) {
     // GLU tiles: 8-block stages (4096 % 256 == 0) with split columns; 4-block stages (384); one stage
     // (256: no split; Q4_K repacked to Q4_1); Q8_0's and Q6_K's 4-block tiles with split columns;
     // 16 and 9 tokens (a partial token tile).
-    for (int64_t tokens : {16, 9}) {
+    for (int64_t tokens : {16, 9, 8}) {
         checkDecodeFfn(p, rng, out, GgmlType::Q4_0, 4096, 960, tokens);
         checkDecodeFfn(p, rng, out, GgmlType::Q4_1, 384, 1536, tokens);
         checkDecodeFfn(p, rng, out, GgmlType::Q4_K, 256, 1024, tokens);
     }
     for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q6_K}) checkDecodeFfn(p, rng, out, t, 2048, 1024, 16);
+    // 2-4 tokens through the split-row kernel's few-token form (gate/up + GLU, then int8).
+    for (int64_t tokens : {2, 3, 4})
+        for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_K}) checkDecodeFfn(p, rng, out, t, 4096, 1024, tokens);
     checkElementwise(p, rng, out);
     checkAttention(p, rng, out);
     checkTopK(p, rng, out);
