@@ -119,8 +119,8 @@ __device__ __forceinline__ void gluQuantizeTile(const float* fin, const GluQ8Out
 
 // GLU: tiles of gate and up rows whose epilogue writes glu's outputs (gluQuantizeTile).
 // LOWER (MT = 1, a step of up to 8 tokens): only tokens 0-7 of the 16-token fragment exist,
-// so the C values of tokens g + 8 are neither loaded for nor scaled. Why: the scaling is
-// most of the inner loop's instructions. With this skip (as a run-time branch then) 4-token
+// so the C values of tokens g + 8 are neither loaded for nor scaled. Why: the scaling is half
+// of the inner loop's instructions (SASS). With this skip (as a run-time branch then) 4-token
 // steps on the tiled kernel gave 4 streams of llama3-8b 1314 tok/s against 980 on the
 // 4-token GEMV (H100, docs/PERFORMANCE.md, twentieth session); that branch build also ran
 // 16 tokens 2 % slower, so the skip is a compile-time variant and 9-16 tokens run as before.
