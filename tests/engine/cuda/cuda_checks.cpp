@@ -174,9 +174,9 @@ void checkMatmuls(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
     }
     // Long rows: 8224 = 257 blocks leaves a partial chunk in the decode GEMV and uneven split-K
     // shares in the tensor-core one; 4133 x 2080 and 300 x 14336 are model-sized rows with a
-    // partial last row tile. 2-4 tokens take the split-row kernel's few-token form for rows of
-    // 4096+ values (7 too under KESTREL_CUDA_SPLIT_TOKENS=8), 8 the tiled kernel with only the
-    // lower token half of its fragments.
+    // partial last row tile. With rows of a multiple of 128 values (14336) 3-8 tokens take the
+    // tiled kernel's variant that uses only the lower half of each 16-token fragment (LOWER),
+    // 2 tokens the GEMV; other rows keep the GEMV below 8 tokens.
     const std::pair<int64_t, int64_t> longShapes[] = {{67, 8224}, {4133, 2080}, {300, 14336}};
     for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K})
         for (auto [rows, cols] : longShapes)
@@ -234,7 +234,7 @@ void checkFusedFfn(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out, in
 // One token: at widths the split-row GEMV takes (kernels/cuda/gemv_split.cuh:
 // 4096-wide rows, and a down product of 136 blocks, two warps per row) and at
 // narrow ones, for the four device formats (Q4_K repacks into Q4_1, Q6_K into
-// Q8_16). 2-16 tokens with ff % 64 == 0: gate + up + GLU + int8 in one tiled
+// Q8_16). 3-16 tokens with ff % 64 == 0: gate + up + GLU + int8 in one tiled
 // product (gemm_tiled.cu's GLU tiles), with and without split columns.
 void checkDecodeFfn(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out, GgmlType type, int64_t e, int64_t ff,
                     int64_t tokens = 1) {
@@ -465,7 +465,7 @@ std::vector<CheckResult> runOpChecks(unsigned seed) {
         checkDecodeFfn(p, rng, out, GgmlType::Q4_K, 256, 1024, tokens);
     }
     for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q6_K}) checkDecodeFfn(p, rng, out, t, 2048, 1024, 16);
-    // 2-4 tokens through the split-row kernel's few-token form (gate/up + GLU, then int8).
+    // 2 tokens through the GEMV's gate/up + GLU and the int8 kernel, 3-4 through LOWER GLU tiles.
     for (int64_t tokens : {2, 3, 4})
         for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_K}) checkDecodeFfn(p, rng, out, t, 4096, 1024, tokens);
     checkElementwise(p, rng, out);
