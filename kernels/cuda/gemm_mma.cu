@@ -164,12 +164,14 @@ __global__ void __launch_bounds__(kSplitWarps * 32) gemmMmaKernel(TiledJobs jobs
 constexpr int kDefaultMmaMinTokens = 8;
 constexpr int kDefaultTiledMinTokens = 3;
 
-int mmaMinTokens() {
-    static const int v = [] {
+// The crossover for a weight the tiled kernel takes or not; KESTREL_CUDA_MMA_MIN=N sets N for
+// both (to compare), 0 turns the tensor-core products off.
+int mmaMinTokens(bool tiled) {
+    static const int fromEnv = [] {
         const char* e = std::getenv("KESTREL_CUDA_MMA_MIN");
-        return e ? std::atoi(e) : kDefaultMmaMinTokens;
+        return e ? std::atoi(e) : -1;
     }();
-    return v;
+    return fromEnv >= 0 ? fromEnv : tiled ? kDefaultTiledMinTokens : kDefaultMmaMinTokens;
 }
 
 template <DevFormat F, int NT8>
@@ -190,12 +192,9 @@ void launchFormat(const TiledJobs& jobs, unsigned tiles, Q8Act xq, int64_t token
 }  // namespace
 
 bool gemmMmaFits(const DevMatrix& w, int64_t tokens) {
-    const int minTokens = mmaMinTokens();
-    if (minTokens <= 0 || w.format == DevFormat::F16 || w.cols % 32 != 0 || deviceMajor() < 8) return false;
-    if (tokens >= minTokens) return true;
-    // KESTREL_CUDA_MMA_MIN set: that alone decides (to compare).
-    static const bool envSet = std::getenv("KESTREL_CUDA_MMA_MIN") != nullptr;
-    return !envSet && tokens >= kDefaultTiledMinTokens && gemmTiledFits(w);
+    if (w.format == DevFormat::F16 || w.cols % 32 != 0 || deviceMajor() < 8) return false;
+    const int minTokens = mmaMinTokens(gemmTiledFits(w));
+    return minTokens > 0 && tokens >= minTokens;
 }
 
 void launchGemmMma(const GemvJob* list, int count, Q8Act xq, int64_t tokens, cudaStream_t stream) {
