@@ -450,7 +450,7 @@ __attribute__((target("avx512f"))) inline __m512 softcap16(__m512 s, float cap) 
 template <typename P, int G>
 __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline void scoreKeys16(
     const __m512 (&qv)[G][4], const GroupRun<P>& run, int64_t rowStride, int j, int count,
-    const AttentionConfig& cfg, float (&scores)[G][kBlock], __m512 (&maxv)[G]) {
+    const AttentionConfig& cfg, float (&scores)[G][kBlock], int at, __m512 (&maxv)[G]) {
     auto keyProducts = [&](int i) __attribute__((always_inline, target("avx512f,avx512bw,avx512vl,fma,f16c"))) {
         HeadSums<G> p;
         const int key = j + std::min(i, count - 1);
@@ -476,7 +476,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline void scoreK
     for (int h = 0; h < G; ++h) {
         __m512 s = _mm512_mul_ps(sums.v[h], scale);
         if (cfg.softcap > 0.0f) s = softcap16(s, cfg.softcap);
-        _mm512_mask_storeu_ps(scores[h] + j, live, s);
+        _mm512_mask_storeu_ps(scores[h] + at + j, live, s);
         maxv[h] = _mm512_mask_max_ps(maxv[h], live, maxv[h], s);  // dead lanes keep -inf
     }
 }
@@ -497,15 +497,28 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline void attend
         }
     }
     KvAhead<P> ahead{kBase, vBase, table, blockTokens, rowStride, first, last, 64, 64};
+    // The softmax steps over chunks of up to kBlock keys made of whole runs: with the
+    // pool's 16-token blocks a run is at most 16 keys, and a step per run (a maximum,
+    // a rescale and a sum per head) cost as much as scoring its keys.
+    constexpr int kRunsPerChunk = kBlock / 16 + 1;
+    GroupRun<P> runs[kRunsPerChunk];
+    int runAt[kRunsPerChunk];
     for (int64_t b = first; b <= last;) {
         ahead.upTo(b);
-        const GroupRun<P> run = groupRun(b, last, kBase, vBase, table, blockTokens, rowStride);
-        const int n = run.n;
-        const P vRun = run.v;
+        int nRuns = 0, n = 0;
         __m512 maxv[G];
 #pragma GCC unroll 4
         for (int h = 0; h < G; ++h) maxv[h] = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-        for (int j = 0; j < n; j += 16) scoreKeys16<P, G>(qv, run, rowStride, j, std::min(16, n - j), cfg, scores, maxv);
+        for (int64_t c = b; c <= last && nRuns < kRunsPerChunk;) {
+            const GroupRun<P> run = groupRun(c, last, kBase, vBase, table, blockTokens, rowStride);
+            if (n + run.n > kBlock) break;
+            for (int j = 0; j < run.n; j += 16)
+                scoreKeys16<P, G>(qv, run, rowStride, j, std::min(16, run.n - j), cfg, scores, n, maxv);
+            runs[nRuns] = run;
+            runAt[nRuns++] = n;
+            n += run.n;
+            c += run.n;
+        }
 #pragma GCC unroll 4
         for (int h = 0; h < G; ++h) blockMax[h] = _mm512_reduce_max_ps(maxv[h]);
 #pragma GCC unroll 4
@@ -517,24 +530,32 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline void attend
                 for (int i = 0; i < 4; ++i) acc[h][i] = _mm512_mul_ps(acc[h][i], _mm512_set1_ps(r));
                 runMax[h] = blockMax[h];
             }
-            // 16 exps per instruction (a scalar exp per key and head was most of this loop);
-            // the sum stays in key order.
+            // 16 exps per instruction (a scalar exp per key and head was most of this loop),
+            // summed per lane and then across the lanes: a scalar sum in key order was a
+            // chain of dependent adds per head, 4 cycles a key.
             const __m512 m = _mm512_set1_ps(runMax[h]);
+            __m512 sum = _mm512_setzero_ps();
             for (int j = 0; j < n; j += 16) {
                 const __mmask16 k = n - j >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (n - j)) - 1);
-                _mm512_mask_storeu_ps(scores[h] + j, k, exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, scores[h] + j), m)));
+                const __m512 e = exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, scores[h] + j), m));
+                _mm512_mask_storeu_ps(scores[h] + j, k, e);
+                sum = _mm512_mask_add_ps(sum, k, sum, e);
             }
-            for (int j = 0; j < n; ++j) runSum[h] += scores[h][j];
+            runSum[h] += _mm512_reduce_add_ps(sum);
         }
-        for (int j = 0; j < n; ++j) {
-            __m512 v[4];
+        for (int r = 0; r < nRuns; ++r) {
+            const P vRun = runs[r].v;
+            const int at = runAt[r];
+            for (int j = 0; j < runs[r].n; ++j) {
+                __m512 v[4];
 #pragma GCC unroll 4
-            for (int i = 0; i < 4; ++i) v[i] = Avx512Isa::load(vRun + j * rowStride + 16 * i);
+                for (int i = 0; i < 4; ++i) v[i] = Avx512Isa::load(vRun + j * rowStride + 16 * i);
 #pragma GCC unroll 4
-            for (int h = 0; h < G; ++h) {
-                const __m512 p = _mm512_set1_ps(scores[h][j]);
+                for (int h = 0; h < G; ++h) {
+                    const __m512 p = _mm512_set1_ps(scores[h][at + j]);
 #pragma GCC unroll 4
-                for (int i = 0; i < 4; ++i) acc[h][i] = _mm512_fmadd_ps(p, v[i], acc[h][i]);
+                    for (int i = 0; i < 4; ++i) acc[h][i] = _mm512_fmadd_ps(p, v[i], acc[h][i]);
+                }
             }
         }
         b += n;
