@@ -289,7 +289,11 @@ struct Ymm64Acc {
 // -> 36 us on one thread; over 1024 positions on two threads 186 -> 146 us.
 // The grouped kernels' requests into L1 a run ahead (GroupRun::prefetch) are
 // not made redundant by this: without them the same case took 46 us, not 35.
-constexpr int64_t kKvAhead = 64;
+// 32 positions rather than 64: where the cache sits in a large L3 (the Intel VM,
+// docs/PERFORMANCE.md, twenty-first session) 64 ahead kept the line-fill buffers
+// full of requests that were not needed yet (4 streams at ~100 positions, two
+// threads: 15.5 -> 14.1 us); from DRAM the two distances measure the same.
+constexpr int64_t kKvAhead = 32;
 template <typename P>
 struct KvAhead {
     P k, v;
