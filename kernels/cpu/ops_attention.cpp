@@ -503,7 +503,9 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline void attend
     KvAhead<P> ahead{kBase, vBase, table, blockTokens, rowStride, first, last, 64, 64};
     // The softmax steps over chunks of up to kBlock keys made of whole runs: with the
     // pool's 16-token blocks a run is at most 16 keys, and a step per run (a maximum,
-    // a rescale and a sum per head) cost as much as scoring its keys.
+    // a rescale and a sum per head) cost as much as scoring its keys. A chunk of kBlock
+    // keys holds at most kBlock / 16 + 1 runs of 16-token blocks (partial first and last);
+    // with smaller blocks it ends after that many runs, with fewer keys.
     constexpr int kRunsPerChunk = kBlock / 16 + 1;
     GroupRun<P> runs[kRunsPerChunk];
     int runAt[kRunsPerChunk];
