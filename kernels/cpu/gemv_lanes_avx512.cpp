@@ -29,6 +29,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 namespace kestrel::kernels {
@@ -44,16 +45,20 @@ void prepareGroup(const int8_t* qs, const float* dx4, int blocks, unsigned char*
     const __mmask16 present = static_cast<__mmask16>(blocks * L >= 16 ? 0xffff : (1u << (blocks * L)) - 1);
     const __m512i first = _mm512_add_epi32(_mm512_slli_epi32(block, 3), sub);  // dword of k = 0
     const __m512i ones = _mm512_set1_epi8(1);
+    // A group of at most 2 blocks (lanes 0-7) repeats its lanes in 8-15, where a row pair's
+    // second row keeps its blocks (pairedTail); a lone row's lanes 8-15 have zero scales.
+    const bool paired = Slots == 4 && blocks <= 2;
+    auto spread = [paired](__m512i v) { return paired ? _mm512_shuffle_i64x2(v, v, 0x44) : v; };
     __m512i sum = _mm512_setzero_si512();
     for (int k = 0; k < lanesActivationVectors(Slots); ++k) {
         const __m512i idx = _mm512_add_epi32(first, _mm512_set1_epi32(k * L));
-        const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), present, idx, qs, 4);
+        const __m512i v = spread(_mm512_mask_i32gather_epi32(_mm512_setzero_si512(), present, idx, qs, 4));
         _mm512_storeu_si512(out + k * 64, v);
         sum = _mm512_dpbusd_epi32(sum, ones, v);
     }
     out += lanesActivationVectors(Slots) * 64;
     const __m512 dx = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), present, _mm512_slli_epi32(block, 3), dx4, 4);
-    _mm512_storeu_ps(reinterpret_cast<float*>(out), dx);
+    _mm512_storeu_ps(reinterpret_cast<float*>(out), _mm512_castsi512_ps(spread(_mm512_castps_si512(dx))));
     _mm512_storeu_si512(out + 64, sum);
 }
 
@@ -75,6 +80,15 @@ inline __m512 laneScales(const uint8_t* p) {
         const __m128i four = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
         return _mm512_cvtph_ps(_mm256_permutexvar_epi16(idx, _mm256_castsi128_si256(four)));
     }
+}
+
+// A lane's integer dot before its products: the zero points' share, from the lane's sum of
+// activation quants (Q4_0 weights are u - 8, Q8_0's are stored as u = q + 128).
+template <GgmlType Type>
+inline __m512i zeroPointStart(__m512i sum) {
+    if constexpr (Type == GgmlType::Q4_0) return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(sum, 3));
+    else if constexpr (Type == GgmlType::Q8_0) return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(sum, 7));
+    else return _mm512_setzero_si512();
 }
 
 // One group for R rows and T tokens: acc[t][r] += the group's share of row r . token t.
@@ -109,10 +123,7 @@ inline void groupProduct(const uint8_t* w, size_t rowBytes, int blocks, const un
         const unsigned char* a = x + t * tokenBytes;
         const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float*>(a + lanesActivationVectors(Slots) * 64));
         const __m512i sum = _mm512_loadu_si512(a + lanesActivationVectors(Slots) * 64 + 64);
-        // Zero points: Q4_0 weights are u - 8, Q8_0's are stored as u = q + 128.
-        const __m512i start = Type == GgmlType::Q4_0   ? _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(sum, 3))
-                              : Type == GgmlType::Q8_0 ? _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(sum, 7))
-                                                       : _mm512_setzero_si512();
+        const __m512i start = zeroPointStart<Type>(sum);
         __m512i dot[R];
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) dot[r] = start;
@@ -154,6 +165,74 @@ inline void groupProduct(const uint8_t* w, size_t rowBytes, int blocks, const un
                                             _mm512_cvtepi32_ps(_mm512_loadu_si512(a + 64)));
 #pragma GCC unroll 8
             for (int r = 0; r < R; ++r) acc[t][r] = _mm512_fmadd_ps(m[r], sx, acc[t][r]);
+        }
+    }
+}
+
+// The last group of a row pair when it holds 1 or 2 blocks (SmolLM2's 576-wide rows: 16 + 2):
+// row 0's blocks in lanes 0-7 and row 1's in lanes 8-15 of one vector, so the pair costs one
+// set of integer dots and one float scaling per token instead of two sets of half-empty
+// vectors (it cost as much as a full group: 1536 x 576 took 31 % longer than x 512). Row 0
+// adds only its lanes, as groupProduct<R = 1> adds them for a lone row (whose lanes 8-15 have
+// zero scales), so a row's sum does not depend on its pairing; row 1 is always paired.
+template <GgmlType Type, int T>
+inline void pairedTail(const uint8_t* w, size_t rowBytes, int blocks, const unsigned char* x, size_t tokenBytes,
+                       __m512 (&acc)[T][2]) {
+    constexpr bool kNibbles = Type != GgmlType::Q8_0;
+    constexpr int V = kNibbles ? 1 : 2;  // weight vectors of a 4-slot group
+    const int vectorBytes = 16 * blocks;  // 4 lanes of 4 bytes per block
+    const __mmask32 k = static_cast<__mmask32>((1ull << vectorBytes) - 1);
+    const __m512i m4 = _mm512_set1_epi8(0x0f);
+    constexpr __mmask16 kRow0 = 0x00ff, kRow1 = 0xff00;
+    auto both = [&](int offset) {  // 32 bytes of each row, row 1's in the upper half
+        return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(k, w + offset)),
+                                  _mm256_maskz_loadu_epi8(k, w + rowBytes + offset), 1);
+    };
+    // f16 slot scales 0 and 1 of each row (4 bytes at `offset`), each over its 4 lanes.
+    auto scales = [&](int offset) {
+        int32_t r0, r1;
+        std::memcpy(&r0, w + offset, 4);
+        std::memcpy(&r1, w + rowBytes + offset, 4);
+        const __m256i idx = _mm256_set_epi16(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+        const __m128i four = _mm_insert_epi32(_mm_cvtsi32_si128(r0), r1, 1);
+        return _mm512_cvtph_ps(_mm256_permutexvar_epi16(idx, _mm256_castsi128_si256(four)));
+    };
+    __m512i lo[V], hi[kNibbles ? V : 1];
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v) {
+        const __m512i q = both(v * vectorBytes);
+        if constexpr (kNibbles) {
+            lo[v] = _mm512_and_si512(q, m4);
+            hi[v] = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+        } else {
+            lo[v] = q;
+        }
+    }
+    const __m512 d = scales(V * vectorBytes);
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) {
+        const unsigned char* a = x + t * tokenBytes;
+        const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float*>(a + lanesActivationVectors(4) * 64));
+        const __m512i sum = _mm512_loadu_si512(a + lanesActivationVectors(4) * 64 + 64);
+        __m512i dot = zeroPointStart<Type>(sum);
+#pragma GCC unroll 2
+        for (int v = 0; v < V; ++v) {
+            dot = _mm512_dpbusd_epi32(dot, lo[v], _mm512_loadu_si512(a + v * 64));
+            if constexpr (kNibbles) dot = _mm512_dpbusd_epi32(dot, hi[v], _mm512_loadu_si512(a + (1 + v) * 64));
+        }
+        const __m512 p = _mm512_cvtepi32_ps(dot), s = _mm512_mul_ps(d, dx);
+        acc[t][0] = _mm512_mask3_fmadd_ps(p, s, acc[t][0], kRow0);
+        acc[t][1] = _mm512_mask3_fmadd_ps(p, s, acc[t][1], kRow1);
+    }
+    if constexpr (Type == GgmlType::Q4_1) {
+        const __m512 m = scales(V * vectorBytes + 8);
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t) {
+            const unsigned char* a = x + t * tokenBytes + lanesActivationVectors(4) * 64;
+            const __m512 sx = _mm512_mul_ps(_mm512_loadu_ps(reinterpret_cast<const float*>(a)),
+                                            _mm512_cvtepi32_ps(_mm512_loadu_si512(a + 64)));
+            acc[t][0] = _mm512_mask3_fmadd_ps(m, sx, acc[t][0], kRow0);
+            acc[t][1] = _mm512_mask3_fmadd_ps(m, sx, acc[t][1], kRow1);
         }
     }
 }
@@ -208,6 +287,9 @@ void rowsPass(const uint8_t* w, size_t rowBytes, int64_t nb, const LanesActivati
     forEachLanesGroup(nb, [&](LanesGroup g, int64_t) {
         if (g.slots == 16)
             groupProduct<Type, 16, R, T>(w, rowBytes, g.blocks, x, a.tokenBytes, acc);
+        else if constexpr (R == 2)
+            if (g.blocks <= 2) pairedTail<Type, T>(w, rowBytes, g.blocks, x, a.tokenBytes, acc);
+            else groupProduct<Type, 4, R, T>(w, rowBytes, g.blocks, x, a.tokenBytes, acc);
         else
             groupProduct<Type, 4, R, T>(w, rowBytes, g.blocks, x, a.tokenBytes, acc);
         w += lanesGroupBytes(Type, g);
