@@ -18,9 +18,10 @@
 // Two rows at a time, tokens in passes of up to 4 (later passes find the rows in L1): the rows' decoded vectors
 // (16 registers for a full group) are applied to each token in turn, so a
 // token's activation vectors are loaded once per two rows. Every (row, token)
-// output sees the same operations in the same order whatever the row pairing
-// or the token count, so a token's outputs are bit for bit those of a
-// one-token call.
+// output sees the same operations in the same order whatever the token count
+// (and for a pair's first row whether or not it is paired; rows pair from even
+// indices, so a second row is never alone), so a token's outputs are bit for bit
+// those of a one-token call.
 #include "lanes_activations.h"
 #include "lanes_layout.h"
 #include "quant_blocks.h"

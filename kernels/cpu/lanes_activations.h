@@ -18,7 +18,9 @@ namespace kestrel::kernels {
 
 // Per group of B slots (L = 16 / B lanes per block), in this order:
 //   B / 2 vectors of 64 bytes: vector k, lane l holds quant dword
-//     (l / L) * 8 + k * L + l % L of the group's blocks (zero for absent blocks).
+//     (l / L) * 8 + k * L + l % L of the group's blocks (zero for absent blocks;
+//     the AVX-512 GEMV's own preparation repeats lanes 0-7 in 8-15 for a 4-slot
+//     group of 1-2 blocks, where it keeps a row pair's second row).
 //     Weight vectors pair with them as: Q8_0 vector v with k = v; nibble vector
 //     v's low halves with k = v, its high halves with k = B / 4 + v.
 //   16 floats: each lane's block scale.
