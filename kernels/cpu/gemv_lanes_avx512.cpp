@@ -37,6 +37,10 @@ namespace kestrel::kernels {
 namespace {
 
 
+// Whether a row pair shares one vector for this group (pairedTail): a 4-slot group of 1-2
+// blocks fills only lanes 0-7. The activation preparation and the product both ask.
+inline bool pairsTail(int slots, int blocks) { return slots == 4 && blocks <= 2; }
+
 template <int Slots>
 void prepareGroup(const int8_t* qs, const float* dx4, int blocks, unsigned char* out) {
     constexpr int L = 16 / Slots;
@@ -48,7 +52,7 @@ void prepareGroup(const int8_t* qs, const float* dx4, int blocks, unsigned char*
     const __m512i ones = _mm512_set1_epi8(1);
     // A group of at most 2 blocks (lanes 0-7) repeats its lanes in 8-15, where a row pair's
     // second row keeps its blocks (pairedTail); a lone row's lanes 8-15 have zero scales.
-    const bool paired = Slots == 4 && blocks <= 2;
+    const bool paired = pairsTail(Slots, blocks);
     auto spread = [paired](__m512i v) { return paired ? _mm512_shuffle_i64x2(v, v, 0x44) : v; };
     __m512i sum = _mm512_setzero_si512();
     for (int k = 0; k < lanesActivationVectors(Slots); ++k) {
@@ -71,16 +75,19 @@ void prepareGroupAvx512(const int8_t* qs, const float* dx4, int slots, int block
 
 inline __mmask64 byteMask(int n) { return n >= 64 ? ~0ull : (1ull << n) - 1; }
 
+// Four f16 scales (the low 8 bytes of `four`) as floats, each repeated over 4 lanes.
+inline __m512 fourScalesOverLanes(__m128i four) {
+    const __m256i idx = _mm256_set_epi16(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+    return _mm512_cvtph_ps(_mm256_permutexvar_epi16(idx, _mm256_castsi128_si256(four)));
+}
+
 // f16 scales of a group, one per lane: 16 in order, or 4 each repeated over its 4 lanes.
 template <int Slots>
 inline __m512 laneScales(const uint8_t* p) {
-    if constexpr (Slots == 16) {
+    if constexpr (Slots == 16)
         return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-    } else {
-        const __m256i idx = _mm256_set_epi16(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
-        const __m128i four = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
-        return _mm512_cvtph_ps(_mm256_permutexvar_epi16(idx, _mm256_castsi128_si256(four)));
-    }
+    else
+        return fourScalesOverLanes(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
 }
 
 // A lane's integer dot before its products: the zero points' share, from the lane's sum of
@@ -194,9 +201,7 @@ inline void pairedTail(const uint8_t* w, size_t rowBytes, int blocks, const unsi
         int32_t r0, r1;
         std::memcpy(&r0, w + offset, 4);
         std::memcpy(&r1, w + rowBytes + offset, 4);
-        const __m256i idx = _mm256_set_epi16(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
-        const __m128i four = _mm_insert_epi32(_mm_cvtsi32_si128(r0), r1, 1);
-        return _mm512_cvtph_ps(_mm256_permutexvar_epi16(idx, _mm256_castsi128_si256(four)));
+        return fourScalesOverLanes(_mm_insert_epi32(_mm_cvtsi32_si128(r0), r1, 1));
     };
     __m512i lo[V], hi[kNibbles ? V : 1];
 #pragma GCC unroll 2
@@ -286,13 +291,14 @@ void rowsPass(const uint8_t* w, size_t rowBytes, int64_t nb, const LanesActivati
         for (int r = 0; r < R; ++r) acc[t][r] = _mm512_setzero_ps();
     const unsigned char* x = a.base + t0 * a.tokenBytes;
     forEachLanesGroup(nb, [&](LanesGroup g, int64_t) {
-        if (g.slots == 16)
+        if (g.slots == 16) {
             groupProduct<Type, 16, R, T>(w, rowBytes, g.blocks, x, a.tokenBytes, acc);
-        else if constexpr (R == 2)
-            if (g.blocks <= 2) pairedTail<Type, T>(w, rowBytes, g.blocks, x, a.tokenBytes, acc);
+        } else if constexpr (R == 2) {
+            if (pairsTail(g.slots, g.blocks)) pairedTail<Type, T>(w, rowBytes, g.blocks, x, a.tokenBytes, acc);
             else groupProduct<Type, 4, R, T>(w, rowBytes, g.blocks, x, a.tokenBytes, acc);
-        else
+        } else {
             groupProduct<Type, 4, R, T>(w, rowBytes, g.blocks, x, a.tokenBytes, acc);
+        }
         w += lanesGroupBytes(Type, g);
         x += lanesActivationGroupBytes(g.slots);
     });
