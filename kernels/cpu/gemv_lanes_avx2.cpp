@@ -59,7 +59,6 @@ inline void halfProduct(const uint8_t* w, int vectorBytes, int h, const unsigned
                         __m256 (&acc)[T]) {
     constexpr bool kNibbles = Type != GgmlType::Q8_0;
     constexpr int V = kNibbles ? Slots / 4 : Slots / 2;  // weight vectors
-    constexpr int A = lanesActivationVectors(Slots);
     const int n = std::min(32, vectorBytes - 32 * h);
     const __m256i m4 = _mm256_set1_epi8(0x0f), ones = _mm256_set1_epi16(1);
     __m256i lo[V], hi[kNibbles ? V : 1];
@@ -80,8 +79,8 @@ inline void halfProduct(const uint8_t* w, int vectorBytes, int h, const unsigned
     for (int t = 0; t < T; ++t) {
         const unsigned char* a = x + t * tokenBytes + 32 * h;
         auto xv = [&](int k) { return _mm256_load_si256(reinterpret_cast<const __m256i*>(a + k * 64)); };
-        const __m256 dx = _mm256_load_ps(reinterpret_cast<const float*>(a + A * 64));
-        const __m256i sum = _mm256_load_si256(reinterpret_cast<const __m256i*>(a + A * 64 + 64));
+        const __m256 dx = _mm256_load_ps(reinterpret_cast<const float*>(a + lanesScalesAt(Slots)));
+        const __m256i sum = _mm256_load_si256(reinterpret_cast<const __m256i*>(a + lanesSumsAt(Slots)));
         __m256i dot;
         if constexpr (kNibbles) {
             __m256i s16 = _mm256_setzero_si256();
@@ -102,9 +101,9 @@ inline void halfProduct(const uint8_t* w, int vectorBytes, int h, const unsigned
             }
         }
         acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(d, dx), acc[t]);
-        // Q4_1's minimum: m * dx * (sum of the lane's quants).
+        // Q4_1's minimum: m * (dx * sum of the lane's quants), the product made with the activations.
         if constexpr (Type == GgmlType::Q4_1)
-            acc[t] = _mm256_fmadd_ps(m, _mm256_mul_ps(dx, _mm256_cvtepi32_ps(sum)), acc[t]);
+            acc[t] = _mm256_fmadd_ps(m, _mm256_load_ps(reinterpret_cast<const float*>(a + lanesScaledSumsAt(Slots))), acc[t]);
     }
 }
 

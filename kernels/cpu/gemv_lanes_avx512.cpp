@@ -12,8 +12,8 @@
 //
 // Activations are rearranged once per call (per thread) into the same lane
 // order: per token and group, the quant vectors that pair with the weight
-// vectors, the block scale of each lane, and the lane's sum of quants (for the
-// zero points and Q4_1's minimum).
+// vectors, the block scale of each lane, the lane's sum of quants (for the
+// zero points) and that sum times the scale (for Q4_1's minimum).
 //
 // Two rows at a time, tokens in passes of up to 4 (later passes find the rows in L1): the rows' decoded vectors
 // (16 registers for a full group) are applied to each token in turn, so a
@@ -61,10 +61,11 @@ void prepareGroup(const int8_t* qs, const float* dx4, int blocks, unsigned char*
         _mm512_storeu_si512(out + k * 64, v);
         sum = _mm512_dpbusd_epi32(sum, ones, v);
     }
-    out += lanesActivationVectors(Slots) * 64;
-    const __m512 dx = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), present, _mm512_slli_epi32(block, 3), dx4, 4);
-    _mm512_storeu_ps(reinterpret_cast<float*>(out), _mm512_castsi512_ps(spread(_mm512_castps_si512(dx))));
-    _mm512_storeu_si512(out + 64, sum);
+    const __m512 dx = _mm512_castsi512_ps(
+        spread(_mm512_castps_si512(_mm512_mask_i32gather_ps(_mm512_setzero_ps(), present, _mm512_slli_epi32(block, 3), dx4, 4))));
+    _mm512_storeu_ps(reinterpret_cast<float*>(out + lanesScalesAt(Slots)), dx);
+    _mm512_storeu_si512(out + lanesSumsAt(Slots), sum);
+    _mm512_storeu_ps(reinterpret_cast<float*>(out + lanesScaledSumsAt(Slots)), _mm512_mul_ps(dx, _mm512_cvtepi32_ps(sum)));
 }
 
 // The group rearranged with gathers (lanes_activations.h has the layout).
@@ -91,13 +92,16 @@ inline __m512 laneScales(const uint8_t* p) {
 }
 
 // A lane's integer dot before its products: the zero points' share, from the lane's sum of
-// activation quants (Q4_0 weights are u - 8, Q8_0's are stored as u = q + 128).
+// activation quants at `sums` (Q4_0 weights are u - 8, Q8_0's are stored as u = q + 128).
 template <GgmlType Type>
-inline __m512i zeroPointStart(__m512i sum) {
-    if constexpr (Type == GgmlType::Q4_0) return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(sum, 3));
-    else if constexpr (Type == GgmlType::Q8_0) return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(sum, 7));
-    else return _mm512_setzero_si512();
+inline __m512i zeroPointStart(const unsigned char* sums) {
+    constexpr int shift = Type == GgmlType::Q4_0 ? 3 : 7;
+    if constexpr (Type == GgmlType::Q4_1) return _mm512_setzero_si512();
+    else return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(_mm512_loadu_si512(sums), shift));
 }
+
+// Q4_1's minimum term per lane without the weights' minima: dx * (the lane's sum of quants).
+inline __m512 scaledSums(const unsigned char* p) { return _mm512_loadu_ps(reinterpret_cast<const float*>(p)); }
 
 // One group for R rows and T tokens: acc[t][r] += the group's share of row r . token t.
 // w: the group's bytes in row 0; x: token 0's activation group (tokens tokenBytes apart).
@@ -129,9 +133,8 @@ inline void groupProduct(const uint8_t* w, size_t rowBytes, int blocks, const un
 #pragma GCC unroll 4
     for (int t = 0; t < T; ++t) {
         const unsigned char* a = x + t * tokenBytes;
-        const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float*>(a + lanesActivationVectors(Slots) * 64));
-        const __m512i sum = _mm512_loadu_si512(a + lanesActivationVectors(Slots) * 64 + 64);
-        const __m512i start = zeroPointStart<Type>(sum);
+        const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float*>(a + lanesScalesAt(Slots)));
+        const __m512i start = zeroPointStart<Type>(a + lanesSumsAt(Slots));
         __m512i dot[R];
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) dot[r] = start;
@@ -158,7 +161,7 @@ inline void groupProduct(const uint8_t* w, size_t rowBytes, int blocks, const un
         for (int r = 0; r < R; ++r)
             acc[t][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r]), _mm512_mul_ps(d[r], dx), acc[t][r]);
     }
-    // Q4_1's minimum, m * dx * (sum of the lane's quants), once the decoded weights are dead:
+    // Q4_1's minimum, m * (dx * sum of the lane's quants), once the decoded weights are dead:
     // with the rows' minima live through the token loop as well, the accumulators spilled
     // (4 tokens of 576-wide rows ~15 % slower). Each (row, token) still adds its product
     // term and then its minimum term, the one-token order.
@@ -168,9 +171,7 @@ inline void groupProduct(const uint8_t* w, size_t rowBytes, int blocks, const un
         for (int r = 0; r < R; ++r) m[r] = laneScales<Slots>(w + r * rowBytes + V * vectorBytes + 2 * Slots);
 #pragma GCC unroll 4
         for (int t = 0; t < T; ++t) {
-            const unsigned char* a = x + t * tokenBytes + lanesActivationVectors(Slots) * 64;
-            const __m512 sx = _mm512_mul_ps(_mm512_loadu_ps(reinterpret_cast<const float*>(a)),
-                                            _mm512_cvtepi32_ps(_mm512_loadu_si512(a + 64)));
+            const __m512 sx = scaledSums(x + t * tokenBytes + lanesScaledSumsAt(Slots));
 #pragma GCC unroll 8
             for (int r = 0; r < R; ++r) acc[t][r] = _mm512_fmadd_ps(m[r], sx, acc[t][r]);
         }
@@ -218,9 +219,8 @@ inline void pairedTail(const uint8_t* w, size_t rowBytes, int blocks, const unsi
 #pragma GCC unroll 4
     for (int t = 0; t < T; ++t) {
         const unsigned char* a = x + t * tokenBytes;
-        const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float*>(a + lanesActivationVectors(4) * 64));
-        const __m512i sum = _mm512_loadu_si512(a + lanesActivationVectors(4) * 64 + 64);
-        __m512i dot = zeroPointStart<Type>(sum);
+        const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float*>(a + lanesScalesAt(4)));
+        __m512i dot = zeroPointStart<Type>(a + lanesSumsAt(4));
 #pragma GCC unroll 2
         for (int v = 0; v < V; ++v) {
             dot = _mm512_dpbusd_epi32(dot, lo[v], _mm512_loadu_si512(a + v * 64));
@@ -234,9 +234,7 @@ inline void pairedTail(const uint8_t* w, size_t rowBytes, int blocks, const unsi
         const __m512 m = scales(V * vectorBytes + 8);
 #pragma GCC unroll 4
         for (int t = 0; t < T; ++t) {
-            const unsigned char* a = x + t * tokenBytes + lanesActivationVectors(4) * 64;
-            const __m512 sx = _mm512_mul_ps(_mm512_loadu_ps(reinterpret_cast<const float*>(a)),
-                                            _mm512_cvtepi32_ps(_mm512_loadu_si512(a + 64)));
+            const __m512 sx = scaledSums(x + t * tokenBytes + lanesScaledSumsAt(4));
             acc[t][0] = _mm512_mask3_fmadd_ps(m, sx, acc[t][0], kRow0);
             acc[t][1] = _mm512_mask3_fmadd_ps(m, sx, acc[t][1], kRow1);
         }

@@ -23,8 +23,11 @@ void prepareLanesGroupPortable(const int8_t* qs, const float* dx4, int slots, in
         }
         dx[l] = present ? dx4[block * 8] : 0.0f;
     }
-    std::memcpy(out + vectors * 64, dx, sizeof dx);
-    std::memcpy(out + vectors * 64 + 64, sum, sizeof sum);
+    float scaledSum[16];
+    for (int l = 0; l < 16; ++l) scaledSum[l] = dx[l] * static_cast<float>(sum[l]);
+    std::memcpy(out + lanesScalesAt(slots), dx, sizeof dx);
+    std::memcpy(out + lanesSumsAt(slots), sum, sizeof sum);
+    std::memcpy(out + lanesScaledSumsAt(slots), scaledSum, sizeof scaledSum);
 }
 
 void prepareLanesActivations(const QuantActivations& act, int64_t nb, LanesActivations& out, PrepareLanesGroupFn group) {

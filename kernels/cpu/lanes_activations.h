@@ -24,9 +24,17 @@ namespace kestrel::kernels {
 //     Weight vectors pair with them as: Q8_0 vector v with k = v; nibble vector
 //     v's low halves with k = v, its high halves with k = B / 4 + v.
 //   16 floats: each lane's block scale.
-//   16 int32: each lane's sum of its quants (for zero points and Q4_1's minimum).
+//   16 int32: each lane's sum of its quants (for the zero points of Q4_0 and Q8_0).
+//   16 floats: each lane's scale times its sum, float(sum) * dx (Q4_1's minimum
+//     term), made once per call: a GEMV multiplies it by every row pair's
+//     minima, and computing it there cost two vector operations per token and
+//     group, ~8 % of a 4-token product of 576-wide rows.
 constexpr int lanesActivationVectors(int slots) { return slots / 2; }
-constexpr int lanesActivationGroupBytes(int slots) { return lanesActivationVectors(slots) * 64 + 128; }
+constexpr int lanesActivationGroupBytes(int slots) { return lanesActivationVectors(slots) * 64 + 192; }
+// Offsets in a group's bytes of the scales, the sums and the scaled sums.
+constexpr int lanesScalesAt(int slots) { return lanesActivationVectors(slots) * 64; }
+constexpr int lanesSumsAt(int slots) { return lanesScalesAt(slots) + 64; }
+constexpr int lanesScaledSumsAt(int slots) { return lanesScalesAt(slots) + 128; }
 
 // One call's activations in lane order, all tokens; token t starts t * tokenBytes in.
 struct LanesActivations {
