@@ -95,13 +95,16 @@ inline __m512 laneScales(const uint8_t* p) {
 // activation quants at `sums` (Q4_0 weights are u - 8, Q8_0's are stored as u = q + 128).
 template <GgmlType Type>
 inline __m512i zeroPointStart(const unsigned char* sums) {
-    constexpr int shift = Type == GgmlType::Q4_0 ? 3 : 7;
-    if constexpr (Type == GgmlType::Q4_1) return _mm512_setzero_si512();
-    else return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(_mm512_loadu_si512(sums), shift));
+    if constexpr (Type == GgmlType::Q4_1) {
+        return _mm512_setzero_si512();
+    } else {
+        constexpr int shift = Type == GgmlType::Q4_0 ? 3 : 7;  // x 8 or x 128
+        return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(_mm512_loadu_si512(sums), shift));
+    }
 }
 
-// Q4_1's minimum term per lane without the weights' minima: dx * (the lane's sum of quants).
-inline __m512 scaledSums(const unsigned char* p) { return _mm512_loadu_ps(reinterpret_cast<const float*>(p)); }
+// 16 floats of a group's activation bytes (its scales, or its scaled sums).
+inline __m512 laneFloats(const unsigned char* p) { return _mm512_loadu_ps(reinterpret_cast<const float*>(p)); }
 
 // One group for R rows and T tokens: acc[t][r] += the group's share of row r . token t.
 // w: the group's bytes in row 0; x: token 0's activation group (tokens tokenBytes apart).
@@ -133,7 +136,7 @@ inline void groupProduct(const uint8_t* w, size_t rowBytes, int blocks, const un
 #pragma GCC unroll 4
     for (int t = 0; t < T; ++t) {
         const unsigned char* a = x + t * tokenBytes;
-        const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float*>(a + lanesScalesAt(Slots)));
+        const __m512 dx = laneFloats(a + lanesScalesAt(Slots));
         const __m512i start = zeroPointStart<Type>(a + lanesSumsAt(Slots));
         __m512i dot[R];
 #pragma GCC unroll 8
@@ -171,7 +174,7 @@ inline void groupProduct(const uint8_t* w, size_t rowBytes, int blocks, const un
         for (int r = 0; r < R; ++r) m[r] = laneScales<Slots>(w + r * rowBytes + V * vectorBytes + 2 * Slots);
 #pragma GCC unroll 4
         for (int t = 0; t < T; ++t) {
-            const __m512 sx = scaledSums(x + t * tokenBytes + lanesScaledSumsAt(Slots));
+            const __m512 sx = laneFloats(x + t * tokenBytes + lanesScaledSumsAt(Slots));
 #pragma GCC unroll 8
             for (int r = 0; r < R; ++r) acc[t][r] = _mm512_fmadd_ps(m[r], sx, acc[t][r]);
         }
@@ -219,7 +222,7 @@ inline void pairedTail(const uint8_t* w, size_t rowBytes, int blocks, const unsi
 #pragma GCC unroll 4
     for (int t = 0; t < T; ++t) {
         const unsigned char* a = x + t * tokenBytes;
-        const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float*>(a + lanesScalesAt(4)));
+        const __m512 dx = laneFloats(a + lanesScalesAt(4));
         __m512i dot = zeroPointStart<Type>(a + lanesSumsAt(4));
 #pragma GCC unroll 2
         for (int v = 0; v < V; ++v) {
@@ -234,7 +237,7 @@ inline void pairedTail(const uint8_t* w, size_t rowBytes, int blocks, const unsi
         const __m512 m = scales(V * vectorBytes + 8);
 #pragma GCC unroll 4
         for (int t = 0; t < T; ++t) {
-            const __m512 sx = scaledSums(x + t * tokenBytes + lanesScaledSumsAt(4));
+            const __m512 sx = laneFloats(x + t * tokenBytes + lanesScaledSumsAt(4));
             acc[t][0] = _mm512_mask3_fmadd_ps(m, sx, acc[t][0], kRow0);
             acc[t][1] = _mm512_mask3_fmadd_ps(m, sx, acc[t][1], kRow1);
         }
