@@ -8,7 +8,8 @@
 // vectors), AVX2+FMA+F16C intrinsics, and a portable scalar version; the
 // choice is made once from cpuid. With 64-wide heads and 2-4 query heads per
 // kv head, AVX-512 and AVX2 make a task of a (token, kv head) instead, so each
-// K and V row is read once for its group (attendGroup64, attendGroup64Avx2).
+// K and V row is read once for its group (attendGroup64, attendGroup64Avx2);
+// AVX-512 does the same for 256-wide heads (attendGroup256, Gemma 3).
 //
 // The kernels take K and V as "row pointers" P: const float*, const uint16_t*
 // (f16) or Q8Ptr (8-bit codes with a scale per 32 values); every load converts
@@ -363,15 +364,11 @@ template <typename Isa, typename P, typename Acc = MemoryAcc<Isa, P>>
 // softmax's exp is vectorised (exp_avx512.h, ~1e-7 relative to std::exp):
 // rounding differs from attendHead<Avx512Isa, P, Zmm64Acc<P>> by summation order.
 constexpr int kMaxGroup = 4;
-inline bool groupedShape(const AttentionConfig& cfg) {
+// 64-wide heads group on AVX-512 and AVX2, 256-wide ones (Gemma 3) on AVX-512 (attendGroup256).
+inline bool groupedShape(const AttentionConfig& cfg, bool avx512) {
     const int g = cfg.heads / cfg.kvHeads;
-    return cfg.headDim == 64 && cfg.valueDim == 64 && g >= 2 && g <= kMaxGroup;
-}
-
-// 64 values of a K or V row (256 bytes in f32, 128 in f16, 64 + a scale in 8-bit) towards L1.
-template <typename P>
-[[gnu::always_inline]] inline void prefetchRow(P row) {
-    prefetchKvRow<3>(row, 64);
+    if (g < 2 || g > kMaxGroup || cfg.headDim != cfg.valueDim) return false;
+    return cfg.headDim == 64 || (avx512 && cfg.headDim == 256);
 }
 
 // A run of keys for the grouped kernels: its K and V rows, and the next run's
@@ -384,17 +381,18 @@ struct GroupRun {
     P k, v;
     P kNext;
     int nextN;
+    int values;  // of a K or V row of the head
     [[gnu::always_inline]] void prefetch(int j, int64_t rowStride) const {
-        prefetchRow(v + j * rowStride);
-        if (j < nextN) prefetchRow(kNext + j * rowStride);
+        prefetchKvRow<3>(v + j * rowStride, values);
+        if (j < nextN) prefetchKvRow<3>(kNext + j * rowStride, values);
     }
 };
 template <typename P>
 inline GroupRun<P> groupRun(int64_t b, int64_t last, P kBase, P vBase, const int32_t* table,
-                            int32_t blockTokens, int64_t rowStride) {
+                            int32_t blockTokens, int64_t rowStride, int values = 64) {
     const auto [n, off] = keyRun(b, last, table, blockTokens, rowStride);
     const KeyRun next = b + n <= last ? keyRun(b + n, last, table, blockTokens, rowStride) : KeyRun{0, 0};
-    return {n, kBase + off, vBase + off, kBase + next.offset, next.n};
+    return {n, kBase + off, vBase + off, kBase + next.offset, next.n, values};
 }
 
 // The online softmax state of a group's G heads: running maximum and sum,
@@ -411,6 +409,31 @@ struct GroupSoftmax {
     }
     void beginRun() {
         for (int h = 0; h < G; ++h) blockMax[h] = -std::numeric_limits<float>::infinity();
+    }
+    // Head h's step over a chunk of n scores whose maximum is chunkMax: the scores become
+    // weights exp(s - running maximum), their sum joins the running sum, and the result
+    // is the factor (1 when the maximum stayed) by which the head's weighted sums must
+    // be rescaled before the chunk's values are added.
+    __attribute__((target("avx512f"))) float raise(int h, float chunkMax, int n) {
+        float r = 1.0f;
+        if (chunkMax > runMax[h]) {
+            r = std::exp(runMax[h] - chunkMax);
+            runSum[h] *= r;
+            runMax[h] = chunkMax;
+        }
+        // 16 exps per instruction (a scalar exp per key and head was most of this loop),
+        // summed per lane and then across the lanes: a scalar sum in key order was a
+        // chain of dependent adds per head, 4 cycles a key.
+        const __m512 m = _mm512_set1_ps(runMax[h]);
+        __m512 sum = _mm512_setzero_ps();
+        for (int j = 0; j < n; j += 16) {
+            const __mmask16 k = n - j >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (n - j)) - 1);
+            const __m512 e = exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, scores[h] + j), m));
+            _mm512_mask_storeu_ps(scores[h] + j, k, e);
+            sum = _mm512_mask_add_ps(sum, k, sum, e);
+        }
+        runSum[h] += _mm512_reduce_add_ps(sum);
+        return r;
     }
 };
 
@@ -485,13 +508,44 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline void scoreK
     }
 }
 
+// The softmax of the grouped AVX-512 kernels steps over chunks of up to kBlock keys
+// made of whole runs: with the pool's 16-token blocks a run is at most 16 keys, and a
+// step per run (a maximum, a rescale and a sum per head) cost as much as scoring its
+// keys. A chunk of kBlock keys holds at most kBlock / 16 + 1 runs of 16-token blocks
+// (partial first and last); with smaller blocks it ends after that many runs, with
+// fewer keys.
+constexpr int kRunsPerChunk = kBlock / 16 + 1;
+template <typename P>
+struct KeyChunk {
+    GroupRun<P> runs[kRunsPerChunk];
+    int at[kRunsPerChunk];  // run r's first score in the chunk
+    int nRuns = 0, n = 0;   // runs and keys
+};
+
+// The chunk from position b: score(run, at) for each of its runs in order.
+template <typename P, typename Score>
+[[gnu::always_inline]] inline KeyChunk<P> gatherChunk(int64_t b, int64_t last, P kBase, P vBase, const int32_t* table,
+                                                      int32_t blockTokens, int64_t rowStride, int values,
+                                                      Score&& score) {
+    KeyChunk<P> ch;
+    for (int64_t c = b; c <= last && ch.nRuns < kRunsPerChunk;) {
+        const GroupRun<P> run = groupRun(c, last, kBase, vBase, table, blockTokens, rowStride, values);
+        if (ch.n + run.n > kBlock) break;
+        score(run, ch.n);
+        ch.runs[ch.nRuns] = run;
+        ch.at[ch.nRuns++] = ch.n;
+        ch.n += run.n;
+        c += run.n;
+    }
+    return ch;
+}
+
 template <typename P, int G>
 __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline void attendGroup64(
     const float* q, P kBase, P vBase, const int32_t* table, int32_t blockTokens, int64_t rowStride,
     int64_t first, int64_t last, const AttentionConfig& cfg, float* out, float* stats) {
     __m512 qv[G][4], acc[G][4];
     GroupSoftmax<G> sm;
-    auto& [runMax, runSum, blockMax, scores] = sm;
 #pragma GCC unroll 4
     for (int h = 0; h < G; ++h) {
 #pragma GCC unroll 4
@@ -501,76 +555,157 @@ __attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline void attend
         }
     }
     KvAhead<P> ahead{kBase, vBase, table, blockTokens, rowStride, first, last, 64, 64};
-    // The softmax steps over chunks of up to kBlock keys made of whole runs: with the
-    // pool's 16-token blocks a run is at most 16 keys, and a step per run (a maximum,
-    // a rescale and a sum per head) cost as much as scoring its keys. A chunk of kBlock
-    // keys holds at most kBlock / 16 + 1 runs of 16-token blocks (partial first and last);
-    // with smaller blocks it ends after that many runs, with fewer keys.
-    constexpr int kRunsPerChunk = kBlock / 16 + 1;
-    GroupRun<P> runs[kRunsPerChunk];
-    int runAt[kRunsPerChunk];
     for (int64_t b = first; b <= last;) {
         ahead.upTo(b);
-        int nRuns = 0, n = 0;
         __m512 maxv[G];
 #pragma GCC unroll 4
         for (int h = 0; h < G; ++h) maxv[h] = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-        for (int64_t c = b; c <= last && nRuns < kRunsPerChunk;) {
-            const GroupRun<P> run = groupRun(c, last, kBase, vBase, table, blockTokens, rowStride);
-            if (n + run.n > kBlock) break;
+        const KeyChunk<P> ch = gatherChunk(b, last, kBase, vBase, table, blockTokens, rowStride, 64,
+                                           [&](const GroupRun<P>& run, int at) {
             for (int j = 0; j < run.n; j += 16)
-                scoreKeys16<P, G>(qv, run, rowStride, j, std::min(16, run.n - j), cfg, scores, n, maxv);
-            runs[nRuns] = run;
-            runAt[nRuns++] = n;
-            n += run.n;
-            c += run.n;
-        }
-#pragma GCC unroll 4
-        for (int h = 0; h < G; ++h) blockMax[h] = _mm512_reduce_max_ps(maxv[h]);
+                scoreKeys16<P, G>(qv, run, rowStride, j, std::min(16, run.n - j), cfg, sm.scores, at, maxv);
+        });
 #pragma GCC unroll 4
         for (int h = 0; h < G; ++h) {
-            if (blockMax[h] > runMax[h]) {
-                const float r = std::exp(runMax[h] - blockMax[h]);
-                runSum[h] *= r;
+            const float r = sm.raise(h, _mm512_reduce_max_ps(maxv[h]), ch.n);
+            if (r != 1.0f) {
 #pragma GCC unroll 4
                 for (int i = 0; i < 4; ++i) acc[h][i] = _mm512_mul_ps(acc[h][i], _mm512_set1_ps(r));
-                runMax[h] = blockMax[h];
             }
-            // 16 exps per instruction (a scalar exp per key and head was most of this loop),
-            // summed per lane and then across the lanes: a scalar sum in key order was a
-            // chain of dependent adds per head, 4 cycles a key.
-            const __m512 m = _mm512_set1_ps(runMax[h]);
-            __m512 sum = _mm512_setzero_ps();
-            for (int j = 0; j < n; j += 16) {
-                const __mmask16 k = n - j >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (n - j)) - 1);
-                const __m512 e = exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, scores[h] + j), m));
-                _mm512_mask_storeu_ps(scores[h] + j, k, e);
-                sum = _mm512_mask_add_ps(sum, k, sum, e);
-            }
-            runSum[h] += _mm512_reduce_add_ps(sum);
         }
-        for (int r = 0; r < nRuns; ++r) {
-            const P vRun = runs[r].v;
-            const int at = runAt[r];
-            for (int j = 0; j < runs[r].n; ++j) {
+        for (int r = 0; r < ch.nRuns; ++r) {
+            const P vRun = ch.runs[r].v;
+            const int at = ch.at[r];
+            for (int j = 0; j < ch.runs[r].n; ++j) {
                 __m512 v[4];
 #pragma GCC unroll 4
                 for (int i = 0; i < 4; ++i) v[i] = Avx512Isa::load(vRun + j * rowStride + 16 * i);
 #pragma GCC unroll 4
                 for (int h = 0; h < G; ++h) {
-                    const __m512 p = _mm512_set1_ps(scores[h][at + j]);
+                    const __m512 p = _mm512_set1_ps(sm.scores[h][at + j]);
 #pragma GCC unroll 4
                     for (int i = 0; i < 4; ++i) acc[h][i] = _mm512_fmadd_ps(p, v[i], acc[h][i]);
                 }
             }
         }
-        b += n;
+        b += ch.n;
     }
 #pragma GCC unroll 4
     for (int h = 0; h < G; ++h) {
-        const __m512 inv = _mm512_set1_ps(rangeResult(stats, h, runMax[h], runSum[h]));
+        const __m512 inv = _mm512_set1_ps(rangeResult(stats, h, sm.runMax[h], sm.runSum[h]));
 #pragma GCC unroll 4
         for (int i = 0; i < 4; ++i) _mm512_storeu_ps(out + h * 64 + 16 * i, _mm512_mul_ps(acc[h][i], inv));
+    }
+}
+
+// GQA with 256-wide heads on AVX-512 (Gemma 3: 4 query heads per kv head): as
+// attendGroup64, each K and V row loaded and converted once for the G heads (the
+// per-head kernel read and converted them once per head and kept its weighted sum
+// in memory, a load-FMA-store round trip per key). The G x 256 query values and
+// weighted sums do not fit in registers, so:
+// - scores take 4 keys at a time over the rows' 16 slices of 16 values: per slice
+//   4 key vectors and G query loads (from L1) feed 4G FMAs into G x 4 sums, which
+//   one transposed reduction turns into the 4G scores (lane 4h + i: key i, head h);
+// - values are applied run by run in 4 slices of 64: a slice's G x 4 sums stay in
+//   registers over the run's keys and live in memory (L1) between slices.
+constexpr int kWide = 256;
+
+template <typename P, int G>
+__attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline void scoreKeys4Wide(
+    const float* q, const GroupRun<P>& run, int64_t rowStride, int j, int count, const AttentionConfig& cfg,
+    float (&scores)[G][kBlock], int at, float (&maxs)[G]) {
+    P rows[4];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+        rows[i] = run.k + (j + std::min(i, count - 1)) * rowStride;  // past count: the last key again, not stored
+        if (i < count) run.prefetch(j + i, rowStride);
+    }
+    __m512 v[16];  // v[4h + i]: head h, key i (zero past G)
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) v[i] = _mm512_setzero_ps();
+#pragma GCC unroll 2
+    for (int c = 0; c < kWide / 16; ++c) {
+        __m512 k[4];
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i) k[i] = Avx512Isa::load(rows[i] + 16 * c);
+#pragma GCC unroll 4
+        for (int h = 0; h < G; ++h) {
+            const __m512 qc = _mm512_loadu_ps(q + h * kWide + 16 * c);
+#pragma GCC unroll 4
+            for (int i = 0; i < 4; ++i) v[4 * h + i] = _mm512_fmadd_ps(qc, k[i], v[4 * h + i]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) v[i] = foldLanes<1>(v[2 * i], v[2 * i + 1], AddLanes{});
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) v[i] = foldLanes<2>(v[2 * i], v[2 * i + 1], AddLanes{});
+#pragma GCC unroll 2
+    for (int i = 0; i < 2; ++i) v[i] = foldLanes<4>(v[2 * i], v[2 * i + 1], AddLanes{});
+    __m512 sums = _mm512_mul_ps(foldLanes<8>(v[0], v[1], AddLanes{}), _mm512_set1_ps(cfg.scale));
+    if (cfg.softcap > 0.0f) sums = softcap16(sums, cfg.softcap);
+    alignas(64) float s[16];
+    _mm512_store_ps(s, sums);
+#pragma GCC unroll 4
+    for (int h = 0; h < G; ++h)
+        for (int i = 0; i < count; ++i) {
+            scores[h][at + j + i] = s[4 * h + i];
+            maxs[h] = std::max(maxs[h], s[4 * h + i]);
+        }
+}
+
+template <typename P, int G>
+__attribute__((target("avx512f,avx512bw,avx512vl,fma,f16c"))) inline void attendGroup256(
+    const float* q, P kBase, P vBase, const int32_t* table, int32_t blockTokens, int64_t rowStride,
+    int64_t first, int64_t last, const AttentionConfig& cfg, float* out, float* stats) {
+    GroupSoftmax<G> sm;
+    alignas(64) float acc[G][kWide] = {};
+    KvAhead<P> ahead{kBase, vBase, table, blockTokens, rowStride, first, last, kWide, kWide};
+    for (int64_t b = first; b <= last;) {
+        ahead.upTo(b);
+        float maxs[G];
+        for (int h = 0; h < G; ++h) maxs[h] = -std::numeric_limits<float>::infinity();
+        const KeyChunk<P> ch = gatherChunk(b, last, kBase, vBase, table, blockTokens, rowStride, kWide,
+                                           [&](const GroupRun<P>& run, int at) {
+            for (int j = 0; j < run.n; j += 4)
+                scoreKeys4Wide<P, G>(q, run, rowStride, j, std::min(4, run.n - j), cfg, sm.scores, at, maxs);
+        });
+        for (int h = 0; h < G; ++h) {
+            const float r = sm.raise(h, maxs[h], ch.n);
+            if (r != 1.0f)
+                for (int i = 0; i < kWide; i += 16)
+                    _mm512_store_ps(acc[h] + i, _mm512_mul_ps(_mm512_load_ps(acc[h] + i), _mm512_set1_ps(r)));
+        }
+        for (int r = 0; r < ch.nRuns; ++r) {
+            const P vRun = ch.runs[r].v;
+            const int at = ch.at[r];
+            for (int slice = 0; slice < kWide; slice += 64) {
+                __m512 a[G][4];
+#pragma GCC unroll 4
+                for (int h = 0; h < G; ++h)
+#pragma GCC unroll 4
+                    for (int i = 0; i < 4; ++i) a[h][i] = _mm512_load_ps(acc[h] + slice + 16 * i);
+                for (int j = 0; j < ch.runs[r].n; ++j) {
+                    __m512 v[4];
+#pragma GCC unroll 4
+                    for (int i = 0; i < 4; ++i) v[i] = Avx512Isa::load(vRun + j * rowStride + slice + 16 * i);
+#pragma GCC unroll 4
+                    for (int h = 0; h < G; ++h) {
+                        const __m512 p = _mm512_set1_ps(sm.scores[h][at + j]);
+#pragma GCC unroll 4
+                        for (int i = 0; i < 4; ++i) a[h][i] = _mm512_fmadd_ps(p, v[i], a[h][i]);
+                    }
+                }
+#pragma GCC unroll 4
+                for (int h = 0; h < G; ++h)
+#pragma GCC unroll 4
+                    for (int i = 0; i < 4; ++i) _mm512_store_ps(acc[h] + slice + 16 * i, a[h][i]);
+            }
+        }
+        b += ch.n;
+    }
+    for (int h = 0; h < G; ++h) {
+        const __m512 inv = _mm512_set1_ps(rangeResult(stats, h, sm.runMax[h], sm.runSum[h]));
+        for (int i = 0; i < kWide; i += 16) _mm512_storeu_ps(out + h * kWide + i, _mm512_mul_ps(_mm512_load_ps(acc[h] + i), inv));
     }
 }
 
@@ -767,10 +902,17 @@ template <typename Isa, typename P>
             using Wide = Wide64<Isa>;
             if (w.grouped) {
                 auto run = [&](auto g) {
-                    Wide::template group<P, decltype(g)::value>(qh, kAll + kvh * cfg.headDim,
-                                                                 vAll + kvh * cfg.valueDim, cache.tableOf(t),
-                                                                 cache.blockTokens, cache.rowStride, first, last, cfg,
-                                                                 oh, st);
+                    constexpr int G = decltype(g)::value;
+                    const P k = kAll + kvh * cfg.headDim, v = vAll + kvh * cfg.valueDim;
+                    if constexpr (std::is_same_v<Isa, Avx512Isa>) {
+                        if (cfg.headDim == kWide) {  // groupedShape: only AVX-512 groups 256-wide heads
+                            attendGroup256<P, G>(qh, k, v, cache.tableOf(t), cache.blockTokens, cache.rowStride, first,
+                                                 last, cfg, oh, st);
+                            return;
+                        }
+                    }
+                    Wide::template group<P, G>(qh, k, v, cache.tableOf(t), cache.blockTokens, cache.rowStride, first,
+                                               last, cfg, oh, st);
                 };
                 if (group == 2) run(std::integral_constant<int, 2>{});
                 else if (group == 3) run(std::integral_constant<int, 3>{});
@@ -907,7 +1049,7 @@ void storeKv(const float* k, const float* v, int64_t tokens, const int32_t* posi
 void attention(const float* q, int64_t tokens, const int32_t* positions, const KvView& cache,
                const AttentionConfig& cfg, float* out, ThreadPool& pool) {
 #ifdef KESTREL_X86
-    const bool grouped = (kAttend == attendAvx512 || kAttend == attendAvx2) && groupedShape(cfg);
+    const bool grouped = (kAttend == attendAvx512 || kAttend == attendAvx2) && groupedShape(cfg, kAttend == attendAvx512);
 #else
     const bool grouped = false;
 #endif

@@ -416,6 +416,9 @@ private slots:
         QTest::newRow("paged 16 f16 gqa 8/2 d64") << f16 << 8 << 2 << 64 << 0 << 0.0f << 16;
         QTest::newRow("f32 gqa 4/2 d64 window 9 softcap") << f32 << 4 << 2 << 64 << 9 << 20.0f << 0;
         QTest::newRow("paged 7 f16 mqa 4/1 d256 window 37") << f16 << 4 << 1 << 256 << 37 << 0.0f << 7;
+        // Groups of 2 and 3 heads per kv head with 256-wide heads (AVX-512 runs a group at once).
+        QTest::newRow("paged 16 f32 gqa 6/2 d256") << f32 << 6 << 2 << 256 << 0 << 0.0f << 16;
+        QTest::newRow("f16 gqa 4/2 d256 window 9 softcap") << f16 << 4 << 2 << 256 << 9 << 20.0f << 0;
         // 8-bit: the grouped kernels (9/3, 8/2 at d64), the per-head kernel with register
         // accumulators (d64 MHA) and with memory accumulators (d128, d256 with a window and a
         // softcap), contiguous and in shuffled blocks.
@@ -437,8 +440,8 @@ private slots:
 
     // Key ranges longer than a work item's 256 keys are split, computed in parallel
     // and merged: contexts of 1, 256, 257 (the first split), 512, 700 keys and a
-    // window of 300, for every storage type and each kernel (grouped, register and
-    // memory accumulators).
+    // window of 300, for every storage type and each kernel (grouped 64- and 256-wide,
+    // register and memory accumulators).
     void attentionSplitsLongRanges_data() {
         addAttentionColumns();
         for (KvType type : {KvType::F32, KvType::F16, KvType::Q8}) {
@@ -446,6 +449,7 @@ private slots:
             QTest::addRow("%s gqa 9/3 d64", name) << int(type) << 9 << 3 << 64 << 0 << 0.0f;
             QTest::addRow("%s mha 4/4 d64 window 300", name) << int(type) << 4 << 4 << 64 << 300 << 0.0f;
             QTest::addRow("%s gqa 8/2 d128 softcap", name) << int(type) << 8 << 2 << 128 << 0 << 30.0f;
+            QTest::addRow("%s mqa 4/1 d256", name) << int(type) << 4 << 1 << 256 << 0 << 0.0f;
             if (type != KvType::Q8) QTest::addRow("%s 3/1 d20 window 300", name) << int(type) << 3 << 1 << 20 << 300 << 0.0f;
         }
     }
