@@ -152,7 +152,10 @@ void lanesRows(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols, co
 // lanes layout; false for types or token counts this file does not handle.
 bool rowsLanesAvx2(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
                    const QuantActivations& act, float* y, int64_t yStride) {
-    return withLanesCall(type, act.tokens, [&](auto t) { lanesRows<decltype(t)::value>(w, rowBytes, rows, cols, act, y, yStride); });
+    if (type == GgmlType::Q5_0) return false;  // its lanes layout is used with AVX-512 only (lanesLayoutAvailable)
+    return withLanesCall(type, act.tokens, [&](auto t) {
+        if constexpr (decltype(t)::value != GgmlType::Q5_0) lanesRows<decltype(t)::value>(w, rowBytes, rows, cols, act, y, yStride);
+    });
 }
 
 }  // namespace kestrel::kernels

@@ -1,4 +1,4 @@
-// Products (GEMV) of Q4_0, Q4_1 and Q8_0 rows in the lanes layout
+// Products (GEMV) of Q4_0, Q4_1, Q5_0 and Q8_0 rows in the lanes layout
 // (lanes_layout.h) with 1 to 16 tokens, for AVX-512 VNNI (compiled with
 // -mavx512bw/vnni; called only after cpuid says so).
 //
@@ -92,19 +92,60 @@ inline __m512 laneScales(const uint8_t* p) {
 }
 
 // A lane's integer dot before its products: the zero points' share, from the lane's sum of
-// activation quants at `sums` (Q4_0 weights are u - 8, Q8_0's are stored as u = q + 128).
+// activation quants at `sums` (Q4_0 weights are u - 8, Q5_0's u - 16, Q8_0's are stored as u = q + 128).
 template <GgmlType Type>
 inline __m512i zeroPointStart(const unsigned char* sums) {
     if constexpr (Type == GgmlType::Q4_1) {
         return _mm512_setzero_si512();
     } else {
-        constexpr int shift = Type == GgmlType::Q4_0 ? 3 : 7;  // x 8 or x 128
+        constexpr int shift = Type == GgmlType::Q4_0 ? 3 : Type == GgmlType::Q5_0 ? 4 : 7;  // x 8, 16 or 128
         return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(_mm512_loadu_si512(sums), shift));
     }
 }
 
 // 16 floats of a group's activation bytes (its scales, or its scaled sums).
 inline __m512 laneFloats(const unsigned char* p) { return _mm512_loadu_ps(reinterpret_cast<const float*>(p)); }
+
+// Q5_0's fifth bits. Quant vector v of a group holds, in dword d of each 128-bit lane, the
+// quant bytes 4u .. 4u + 3 of its block, u = v for 16-slot groups (one lane a block) and
+// u = d for 4-slot groups (four lanes a block): values 4u + i in the low nibbles, 4u + i + 16
+// in the high ones, whose fifth bits are bits 4 (u % 2) + i of byte u / 2 (+ 2 for the high
+// nibbles) of the lane's 32 high bits. vpshufb puts that byte in each of the dword's bytes,
+// vptestmb picks each byte's bit, and 16 is added where it is set.
+struct HighBitTable {
+    uint8_t shuffle[64], test[64];
+};
+constexpr HighBitTable highBitTable(int slots, int v, bool high) {
+    HighBitTable t{};
+    for (int b = 0; b < 64; ++b) {
+        const int d = (b / 4) % 4, i = b % 4, u = slots == 16 ? v : d;
+        t.shuffle[b] = static_cast<uint8_t>(4 * d + u / 2 + (high ? 2 : 0));
+        t.test[b] = static_cast<uint8_t>(1u << (4 * (u % 2) + i));
+    }
+    return t;
+}
+constexpr HighBitTable kHighBits16[4][2] = {
+    {highBitTable(16, 0, false), highBitTable(16, 0, true)}, {highBitTable(16, 1, false), highBitTable(16, 1, true)},
+    {highBitTable(16, 2, false), highBitTable(16, 2, true)}, {highBitTable(16, 3, false), highBitTable(16, 3, true)}};
+constexpr HighBitTable kHighBits4[2] = {highBitTable(4, 0, false), highBitTable(4, 0, true)};
+
+// Four dwords (a 4-slot group's high bits, one a block), each repeated over its block's 4 lanes.
+inline __m512i fourWordsOverLanes(__m128i words) {
+    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    return _mm512_permutexvar_epi32(_mm512_srli_epi32(lane, 2), _mm512_castsi128_si512(words));
+}
+// The high bits of a group's first `blocks` blocks (1-4) at p, zero past them.
+inline __m128i blockWords(const uint8_t* p, int blocks) {
+    return _mm_maskz_loadu_epi32(static_cast<__mmask8>((1u << blocks) - 1), p);
+}
+
+template <int Slots>
+inline __m512i withHighBits(__m512i nibbles, __m512i highBits, int v, bool high) {
+    const HighBitTable& t = Slots == 16 ? kHighBits16[v][high] : kHighBits4[high];
+    const __m512i bytes = _mm512_shuffle_epi8(highBits, _mm512_loadu_si512(t.shuffle));
+    const __mmask64 set = _mm512_test_epi8_mask(bytes, _mm512_loadu_si512(t.test));
+    return _mm512_mask_add_epi8(nibbles, set, nibbles, _mm512_set1_epi8(16));
+}
 
 // One group for R rows and T tokens: acc[t][r] += the group's share of row r . token t.
 // w: the group's bytes in row 0; x: token 0's activation group (tokens tokenBytes apart).
@@ -114,6 +155,7 @@ inline void groupProduct(const uint8_t* w, size_t rowBytes, int blocks, const un
     constexpr bool kNibbles = Type != GgmlType::Q8_0;
     constexpr int V = kNibbles ? Slots / 4 : Slots / 2;  // weight vectors
     const int vectorBytes = 4 * (16 / Slots) * blocks;
+    const int scalesAt = lanesScalesOffset(Type, LanesGroup{Slots, blocks});
     const __mmask64 k = byteMask(vectorBytes);
     const __m512i m4 = _mm512_set1_epi8(0x0f);
     __m512i lo[R][V], hi[R][kNibbles ? V : 1];
@@ -130,8 +172,13 @@ inline void groupProduct(const uint8_t* w, size_t rowBytes, int blocks, const un
             } else {
                 lo[r][v] = q;
             }
+            if constexpr (Type == GgmlType::Q5_0) {
+                const __m512i qh = Slots == 16 ? _mm512_loadu_si512(p + V * 64) : fourWordsOverLanes(blockWords(p + V * vectorBytes, blocks));
+                lo[r][v] = withHighBits<Slots>(lo[r][v], qh, v, false);
+                hi[r][v] = withHighBits<Slots>(hi[r][v], qh, v, true);
+            }
         }
-        d[r] = laneScales<Slots>(p + V * vectorBytes);
+        d[r] = laneScales<Slots>(p + scalesAt);
     }
 #pragma GCC unroll 4
     for (int t = 0; t < T; ++t) {
@@ -171,7 +218,7 @@ inline void groupProduct(const uint8_t* w, size_t rowBytes, int blocks, const un
     if constexpr (Type == GgmlType::Q4_1) {
         __m512 m[R];
 #pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) m[r] = laneScales<Slots>(w + r * rowBytes + V * vectorBytes + 2 * Slots);
+        for (int r = 0; r < R; ++r) m[r] = laneScales<Slots>(w + r * rowBytes + scalesAt + 2 * Slots);
 #pragma GCC unroll 4
         for (int t = 0; t < T; ++t) {
             const __m512 sx = laneFloats(x + t * tokenBytes + lanesScaledSumsAt(Slots));
@@ -207,6 +254,7 @@ inline void pairedTail(const uint8_t* w, size_t rowBytes, int blocks, const unsi
         std::memcpy(&r1, w + rowBytes + offset, 4);
         return fourScalesOverLanes(_mm_insert_epi32(_mm_cvtsi32_si128(r0), r1, 1));
     };
+    const int scalesAt = lanesScalesOffset(Type, LanesGroup{4, blocks});
     __m512i lo[V], hi[kNibbles ? V : 1];
 #pragma GCC unroll 2
     for (int v = 0; v < V; ++v) {
@@ -217,8 +265,14 @@ inline void pairedTail(const uint8_t* w, size_t rowBytes, int blocks, const unsi
         } else {
             lo[v] = q;
         }
+        if constexpr (Type == GgmlType::Q5_0) {  // lanes 8-15 are row 1's, 4 lanes a block as in a 4-slot group
+            const __m512i qh = fourWordsOverLanes(
+                _mm_unpacklo_epi64(blockWords(w + V * vectorBytes, blocks), blockWords(w + rowBytes + V * vectorBytes, blocks)));
+            lo[v] = withHighBits<4>(lo[v], qh, v, false);
+            hi[v] = withHighBits<4>(hi[v], qh, v, true);
+        }
     }
-    const __m512 d = scales(V * vectorBytes);
+    const __m512 d = scales(scalesAt);
 #pragma GCC unroll 4
     for (int t = 0; t < T; ++t) {
         const unsigned char* a = x + t * tokenBytes;
@@ -234,7 +288,7 @@ inline void pairedTail(const uint8_t* w, size_t rowBytes, int blocks, const unsi
         acc[t][1] = _mm512_mask3_fmadd_ps(p, s, acc[t][1], kRow1);
     }
     if constexpr (Type == GgmlType::Q4_1) {
-        const __m512 m = scales(V * vectorBytes + 8);
+        const __m512 m = scales(scalesAt + 8);
 #pragma GCC unroll 4
         for (int t = 0; t < T; ++t) {
             const __m512 sx = laneFloats(x + t * tokenBytes + lanesScaledSumsAt(4));

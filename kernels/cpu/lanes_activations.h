@@ -69,6 +69,7 @@ bool withLanesCall(GgmlType type, int64_t tokens, Fn&& fn) {
     switch (type) {
     case GgmlType::Q4_0: fn(std::integral_constant<GgmlType, GgmlType::Q4_0>{}); return true;
     case GgmlType::Q4_1: fn(std::integral_constant<GgmlType, GgmlType::Q4_1>{}); return true;
+    case GgmlType::Q5_0: fn(std::integral_constant<GgmlType, GgmlType::Q5_0>{}); return true;
     case GgmlType::Q8_0: fn(std::integral_constant<GgmlType, GgmlType::Q8_0>{}); return true;
     default: return false;
     }

@@ -21,6 +21,10 @@
 //           byte i holds quant byte j = (v * L + l % L) * 4 + i of block l / L.
 //           Nibble bytes keep value j low and j + 16 high; Q8_0 bytes are
 //           stored as u = q + 128 (the kernel's vpdpbusd wants unsigned weights).
+//   Q5_0 only: the 32 high bits (GGML's qh, bit j for value j) of each block
+//           present, 4 bytes a block (a 16-slot group's are one vector whose
+//           lane l is block l's; a 4-slot group's kernel spreads them over
+//           their 4 lanes).
 //   d[B] (f16, zero for absent blocks), then m[B] for Q4_1.
 // The row keeps GGML's byte count but for those slot scales of a short last
 // group; lanesRowBytes() says how many.
@@ -52,14 +56,18 @@ void forEachLanesGroup(int64_t nb, Fn&& fn) {
 constexpr int64_t kLanesMaxTokens = 16;
 
 inline bool isLanesType(GgmlType type) {
-    return type == GgmlType::Q4_0 || type == GgmlType::Q4_1 || type == GgmlType::Q8_0;
+    return type == GgmlType::Q4_0 || type == GgmlType::Q4_1 || type == GgmlType::Q5_0 || type == GgmlType::Q8_0;
 }
 // Quant vectors of a group and bytes each (for `g`'s blocks present); inline
 // so that the kernels, which know the type at compile time, fold them.
 inline int lanesVectors(GgmlType type, LanesGroup g) { return type == GgmlType::Q8_0 ? g.slots / 2 : g.slots / 4; }
 inline int lanesVectorBytes(LanesGroup g) { return 4 * g.lanesPerBlock() * g.blocks; }
+// Where the scales start: after the quant vectors and, for Q5_0, the high bits.
+inline int lanesScalesOffset(GgmlType type, LanesGroup g) {
+    return lanesVectors(type, g) * lanesVectorBytes(g) + (type == GgmlType::Q5_0 ? 4 * g.blocks : 0);
+}
 inline int lanesGroupBytes(GgmlType type, LanesGroup g) {
-    return lanesVectors(type, g) * lanesVectorBytes(g) + 2 * g.slots * (type == GgmlType::Q4_1 ? 2 : 1);
+    return lanesScalesOffset(type, g) + 2 * g.slots * (type == GgmlType::Q4_1 ? 2 : 1);
 }
 size_t lanesRowBytes(GgmlType type, int64_t cols);
 

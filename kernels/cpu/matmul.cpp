@@ -354,7 +354,8 @@ bool lanesLayoutAvailable(GgmlType type) {
         const IsaKernels* k = &activeKernels();
         return (k == avx512Kernels() || k == avx2Kernels()) && !(env && std::string_view(env) == "0");
     }();
-    return enabled && isLanesType(type);
+    // Q5_0's fifth bits are added back with AVX-512 byte operations; the AVX2 GEMV has no such path.
+    return enabled && isLanesType(type) && (type != GgmlType::Q5_0 || &activeKernels() == avx512Kernels());
 }
 
 size_t lanesLayoutBytes(const WeightMatrix& w) { return lanesRowBytes(w.type, w.cols) * static_cast<size_t>(w.rows); }

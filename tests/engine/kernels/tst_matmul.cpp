@@ -292,7 +292,7 @@ private slots:
     // a short last group).
     void lanesLayoutRoundTrips() {
         std::mt19937 rng(11);
-        for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0})
+        for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q8_0})
             for (int64_t blocks : {1, 2, 3, 4, 5, 15, 16, 17, 18, 21, 35, 48}) {
                 const int64_t cols = blocks * kQK;
                 const std::vector<uint8_t> row = randomWeights(t, 1, cols, rng);
@@ -312,7 +312,7 @@ private slots:
     // blocks for the panels), with block counts that make every group shape.
     void lanesLayoutMatchesReference_data() {
         QTest::addColumn<int>("type");
-        for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0})
+        for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q8_0})
             QTest::newRow(ggmlTypeName(t).data()) << static_cast<int>(t);
     }
 
