@@ -1,4 +1,4 @@
-// Products (GEMV) of Q4_0, Q4_1, Q5_0 and Q8_0 rows in the lanes layout
+// Products (GEMV) of Q4_0, Q4_1, Q5_0, Q8_0 and Q4_K rows in the lanes layout
 // (lanes_layout.h) with 1 to 16 tokens, for AVX-512 VNNI (compiled with
 // -mavx512bw/vnni; called only after cpuid says so).
 //
@@ -91,11 +91,32 @@ inline __m512 laneScales(const uint8_t* p) {
         return fourScalesOverLanes(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
 }
 
+// Q4_K's per-lane scale d * sc and minimum -dmin * m from a group's tail (lanes_layout.h):
+// the f16 d and dmin of its super blocks (lanes 0-7 the first, 8-15 the second in a
+// 16-slot group; one in a 4-slot group) times each slot's 6-bit scale and min.
+template <int Slots>
+inline void q4kLaneScales(const uint8_t* tail, __m512& d, __m512& m) {
+    const __m512 dd = _mm512_cvtph_ps(_mm256_castsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(tail))));
+    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i super = Slots == 16 ? _mm512_srli_epi32(lane, 3) : _mm512_setzero_si512();
+    auto bytesOverLanes = [&](const uint8_t* p) {  // slot s's byte in lane s (16 slots) or lanes 4s..4s+3 (4)
+        if constexpr (Slots == 16)
+            return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+        int32_t four;
+        std::memcpy(&four, p, 4);
+        return _mm512_cvtepi32_ps(_mm512_permutexvar_epi32(_mm512_srli_epi32(lane, 2), _mm512_cvtepu8_epi32(_mm_cvtsi32_si128(four))));
+    };
+    d = _mm512_mul_ps(_mm512_permutexvar_ps(super, dd), bytesOverLanes(tail + 8));
+    m = _mm512_sub_ps(_mm512_setzero_ps(),
+                      _mm512_mul_ps(_mm512_permutexvar_ps(_mm512_add_epi32(super, _mm512_set1_epi32(2)), dd),
+                                    bytesOverLanes(tail + 8 + Slots)));
+}
+
 // A lane's integer dot before its products: the zero points' share, from the lane's sum of
 // activation quants at `sums` (Q4_0 weights are u - 8, Q5_0's u - 16, Q8_0's are stored as u = q + 128).
 template <GgmlType Type>
 inline __m512i zeroPointStart(const unsigned char* sums) {
-    if constexpr (Type == GgmlType::Q4_1) {
+    if constexpr (Type == GgmlType::Q4_1 || Type == GgmlType::Q4_K) {
         return _mm512_setzero_si512();
     } else {
         constexpr int shift = Type == GgmlType::Q4_0 ? 3 : Type == GgmlType::Q5_0 ? 4 : 7;  // x 8, 16 or 128
@@ -178,7 +199,12 @@ inline void groupProduct(const uint8_t* w, size_t rowBytes, int blocks, const un
                 hi[r][v] = withHighBits<Slots>(hi[r][v], qh, v, true);
             }
         }
-        d[r] = laneScales<Slots>(p + scalesAt);
+        if constexpr (Type == GgmlType::Q4_K) {
+            __m512 unusedMin;
+            q4kLaneScales<Slots>(p + scalesAt, d[r], unusedMin);
+        } else {
+            d[r] = laneScales<Slots>(p + scalesAt);
+        }
     }
 #pragma GCC unroll 4
     for (int t = 0; t < T; ++t) {
@@ -215,10 +241,17 @@ inline void groupProduct(const uint8_t* w, size_t rowBytes, int blocks, const un
     // with the rows' minima live through the token loop as well, the accumulators spilled
     // (4 tokens of 576-wide rows ~15 % slower). Each (row, token) still adds its product
     // term and then its minimum term, the one-token order.
-    if constexpr (Type == GgmlType::Q4_1) {
+    if constexpr (Type == GgmlType::Q4_1 || Type == GgmlType::Q4_K) {
         __m512 m[R];
 #pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) m[r] = laneScales<Slots>(w + r * rowBytes + scalesAt + 2 * Slots);
+        for (int r = 0; r < R; ++r) {
+            if constexpr (Type == GgmlType::Q4_K) {
+                __m512 unusedScale;
+                q4kLaneScales<Slots>(w + r * rowBytes + scalesAt, unusedScale, m[r]);
+            } else {
+                m[r] = laneScales<Slots>(w + r * rowBytes + scalesAt + 2 * Slots);
+            }
+        }
 #pragma GCC unroll 4
         for (int t = 0; t < T; ++t) {
             const __m512 sx = laneFloats(x + t * tokenBytes + lanesScaledSumsAt(Slots));
@@ -348,7 +381,7 @@ void rowsPass(const uint8_t* w, size_t rowBytes, int64_t nb, const LanesActivati
     forEachLanesGroup(nb, [&](LanesGroup g, int64_t) {
         if (g.slots == 16) {
             groupProduct<Type, 16, R, T>(w, rowBytes, g.blocks, x, a.tokenBytes, acc);
-        } else if constexpr (R == 2) {
+        } else if constexpr (R == 2 && Type != GgmlType::Q4_K) {  // Q4_K's 4-slot groups are always full
             if (pairsTail(g.slots, g.blocks)) pairedTail<Type, T>(w, rowBytes, g.blocks, x, a.tokenBytes, acc);
             else groupProduct<Type, 4, R, T>(w, rowBytes, g.blocks, x, a.tokenBytes, acc);
         } else {

@@ -70,6 +70,7 @@ bool withLanesCall(GgmlType type, int64_t tokens, Fn&& fn) {
     case GgmlType::Q4_0: fn(std::integral_constant<GgmlType, GgmlType::Q4_0>{}); return true;
     case GgmlType::Q4_1: fn(std::integral_constant<GgmlType, GgmlType::Q4_1>{}); return true;
     case GgmlType::Q5_0: fn(std::integral_constant<GgmlType, GgmlType::Q5_0>{}); return true;
+    case GgmlType::Q4_K: fn(std::integral_constant<GgmlType, GgmlType::Q4_K>{}); return true;
     case GgmlType::Q8_0: fn(std::integral_constant<GgmlType, GgmlType::Q8_0>{}); return true;
     default: return false;
     }

@@ -2,6 +2,7 @@
 
 #include "quant_blocks.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace kestrel::kernels {
@@ -35,19 +36,85 @@ void forEachHighBitByte(GgmlType type, LanesGroup g, int64_t b0, Fn&& fn) {
             fn(static_cast<size_t>(at + k * 4 + i), static_cast<size_t>((b0 + k) * s.bytes + s.highBitsAt + i));
 }
 
-// Calls fn(lanesOffset, ggmlOffset) for every quant byte of group `g` whose
-// first block is `b0`; offsets from the group's start and the row's start.
+// Calls fn(lanesOffset, block, j) for every quant byte of group `g` whose first
+// block is `b0`: the group's byte lanesOffset holds quant byte j of the row's block.
 template <typename Fn>
-void forEachQuantByte(GgmlType type, LanesGroup g, int64_t b0, Fn&& fn) {
-    const BlockShape s = shapeOf(type);
+void forEachLanesQuant(GgmlType type, LanesGroup g, int64_t b0, Fn&& fn) {
     const int lanes = g.lanesPerBlock(), vectorBytes = lanesVectorBytes(g);
     for (int v = 0; v < lanesVectors(type, g); ++v)
         for (int l = 0; l < lanes * g.blocks; ++l)
-            for (int i = 0; i < 4; ++i) {
-                const int j = (v * lanes + l % lanes) * 4 + i;
-                fn(static_cast<size_t>(v * vectorBytes + l * 4 + i),
-                   static_cast<size_t>((b0 + l / lanes) * s.bytes + s.quantsAt + j));
-            }
+            for (int i = 0; i < 4; ++i)
+                fn(static_cast<size_t>(v * vectorBytes + l * 4 + i), b0 + l / lanes, (v * lanes + l % lanes) * 4 + i);
+}
+
+// The same as (lanesOffset, ggmlOffset) pairs, offsets from the group's and the row's start.
+template <typename Fn>
+void forEachQuantByte(GgmlType type, LanesGroup g, int64_t b0, Fn&& fn) {
+    const BlockShape s = shapeOf(type);
+    forEachLanesQuant(type, g, b0, [&](size_t at, int64_t block, int j) {
+        fn(at, static_cast<size_t>(block * s.bytes + s.quantsAt + j));
+    });
+}
+
+// Q4_K's super blocks to and from groups of sub-blocks (lanes_layout.h).
+// Nibble h of qs[32 c + l] is value l of sub-block 2 c + h.
+uint8_t q4kNibble(const BlockQ4_K& b, int sub, int value) {
+    return static_cast<uint8_t>((b.qs[32 * (sub / 2) + value] >> (4 * (sub % 2))) & 0xf);
+}
+
+void q4kToLanes(const BlockQ4_K* sb, LanesGroup g, int64_t b0, uint8_t* out) {
+    forEachLanesQuant(GgmlType::Q4_K, g, b0, [&](size_t at, int64_t b, int j) {
+        const BlockQ4_K& block = sb[b / 8];
+        const int sub = static_cast<int>(b % 8);
+        out[at] = static_cast<uint8_t>(q4kNibble(block, sub, j) | (q4kNibble(block, sub, j + 16) << 4));
+    });
+    uint8_t* tail = out + lanesScalesOffset(GgmlType::Q4_K, g);
+    std::memset(tail, 0, static_cast<size_t>(8 + 2 * g.slots));
+    for (int k = 0; k < (g.blocks + 7) / 8; ++k) {
+        std::memcpy(tail + 2 * k, &sb[(b0 + 8 * k) / 8].d, 2);
+        std::memcpy(tail + 4 + 2 * k, &sb[(b0 + 8 * k) / 8].dmin, 2);
+    }
+    for (int k = 0; k < g.blocks; ++k) {
+        const int64_t b = b0 + k;
+        kScaleMin(sb[b / 8].scales, static_cast<int>(b % 8), tail[8 + k], tail[8 + g.slots + k]);
+    }
+}
+
+// Prefill restores rows to GGML blocks for every panel, so this runs once per row and
+// prefill chunk: a sub-block pair's bytes are written whole, and a super block's scales
+// are packed once per group.
+void q4kFromLanes(const uint8_t* in, LanesGroup g, int64_t b0, BlockQ4_K* sb) {
+    const int lanes = g.lanesPerBlock(), vectorBytes = lanesVectorBytes(g);
+    // Quant byte j (value j low, j + 16 high) of the group's sub-block k.
+    auto lanesByte = [&](int k, int j) {
+        const int lane = k * lanes + (j / 4) % lanes, v = j / 4 / lanes;
+        return in[v * vectorBytes + lane * 4 + j % 4];
+    };
+    for (int k = 0; k < g.blocks; k += 2) {  // sub-blocks 2c and 2c + 1 of a super block share qs[32c .. 32c + 31]
+        const int64_t b = b0 + k;
+        uint8_t* qs = sb[b / 8].qs + 32 * ((b % 8) / 2);
+        for (int j = 0; j < 16; ++j) {
+            const uint8_t even = lanesByte(k, j), odd = lanesByte(k + 1, j);
+            qs[j] = static_cast<uint8_t>((even & 0xf) | ((odd & 0xf) << 4));
+            qs[j + 16] = static_cast<uint8_t>((even >> 4) | (odd & 0xf0));
+        }
+    }
+    const uint8_t* tail = in + lanesScalesOffset(GgmlType::Q4_K, g);
+    const int superStep = std::min(8, g.blocks);  // sub-blocks of one super block in this group
+    for (int k = 0; k < g.blocks; k += superStep) {
+        const int64_t b = b0 + k;
+        BlockQ4_K& block = sb[b / 8];
+        std::memcpy(&block.d, tail + 2 * (k / 8), 2);
+        std::memcpy(&block.dmin, tail + 4 + 2 * (k / 8), 2);
+        // A 4-slot group holds half a super block: keep the other half's scales.
+        uint8_t sc[8], m[8];
+        for (int j = 0; j < 8; ++j) kScaleMin(block.scales, j, sc[j], m[j]);
+        for (int j = 0; j < superStep; ++j) {
+            sc[(b + j) % 8] = tail[8 + k + j];
+            m[(b + j) % 8] = tail[8 + g.slots + k + j];
+        }
+        kPackScaleMin(sc, m, block.scales);
+    }
 }
 
 }  // namespace
@@ -59,6 +126,13 @@ size_t lanesRowBytes(GgmlType type, int64_t cols) {
 }
 
 void toLanesRow(GgmlType type, const uint8_t* ggml, int64_t cols, uint8_t* lanes) {
+    if (type == GgmlType::Q4_K) {
+        forEachLanesGroup(cols / kQK, [&](LanesGroup g, int64_t b0) {
+            q4kToLanes(reinterpret_cast<const BlockQ4_K*>(ggml), g, b0, lanes);
+            lanes += lanesGroupBytes(type, g);
+        });
+        return;
+    }
     const BlockShape s = shapeOf(type);
     forEachLanesGroup(cols / kQK, [&](LanesGroup g, int64_t b0) {
         forEachQuantByte(type, g, b0, [&](size_t to, size_t from) { lanes[to] = ggml[from] ^ s.flip; });
@@ -75,6 +149,13 @@ void toLanesRow(GgmlType type, const uint8_t* ggml, int64_t cols, uint8_t* lanes
 }
 
 void fromLanesRow(GgmlType type, const uint8_t* lanes, int64_t cols, uint8_t* ggml) {
+    if (type == GgmlType::Q4_K) {
+        forEachLanesGroup(cols / kQK, [&](LanesGroup g, int64_t b0) {
+            q4kFromLanes(lanes, g, b0, reinterpret_cast<BlockQ4_K*>(ggml));
+            lanes += lanesGroupBytes(type, g);
+        });
+        return;
+    }
     const BlockShape s = shapeOf(type);
     forEachLanesGroup(cols / kQK, [&](LanesGroup g, int64_t b0) {
         forEachQuantByte(type, g, b0, [&](size_t from, size_t to) { ggml[to] = lanes[from] ^ s.flip; });

@@ -26,6 +26,11 @@
 //           lane l is block l's; a 4-slot group's kernel spreads them over
 //           their 4 lanes).
 //   d[B] (f16, zero for absent blocks), then m[B] for Q4_1.
+// Q4_K: a block is a 32-value sub-block of a 256-value super block, its nibbles
+// rearranged to Q4_0's order (value j low, j + 16 high); after the quant vectors
+// the f16 d of the group's first and second super block, then their f16 dmin,
+// then the 6-bit scale and min of each slot, a byte each: sc[B], m[B]. Rows are
+// whole super blocks, so a group is 16 slots (two super blocks) or 4 (half of one).
 // The row keeps GGML's byte count but for those slot scales of a short last
 // group; lanesRowBytes() says how many.
 #pragma once
@@ -56,7 +61,8 @@ void forEachLanesGroup(int64_t nb, Fn&& fn) {
 constexpr int64_t kLanesMaxTokens = 16;
 
 inline bool isLanesType(GgmlType type) {
-    return type == GgmlType::Q4_0 || type == GgmlType::Q4_1 || type == GgmlType::Q5_0 || type == GgmlType::Q8_0;
+    return type == GgmlType::Q4_0 || type == GgmlType::Q4_1 || type == GgmlType::Q5_0 || type == GgmlType::Q8_0 ||
+           type == GgmlType::Q4_K;
 }
 // Quant vectors of a group and bytes each (for `g`'s blocks present); inline
 // so that the kernels, which know the type at compile time, fold them.
@@ -67,6 +73,7 @@ inline int lanesScalesOffset(GgmlType type, LanesGroup g) {
     return lanesVectors(type, g) * lanesVectorBytes(g) + (type == GgmlType::Q5_0 ? 4 * g.blocks : 0);
 }
 inline int lanesGroupBytes(GgmlType type, LanesGroup g) {
+    if (type == GgmlType::Q4_K) return lanesScalesOffset(type, g) + 8 + 2 * g.slots;
     return lanesScalesOffset(type, g) + 2 * g.slots * (type == GgmlType::Q4_1 ? 2 : 1);
 }
 size_t lanesRowBytes(GgmlType type, int64_t cols);

@@ -53,6 +53,15 @@ inline void kScaleMin(const uint8_t* s, int j, uint8_t& sc, uint8_t& m) {
     }
 }
 
+// The inverse: the 12 bytes that hold 6-bit scales sc[8] and mins m[8].
+inline void kPackScaleMin(const uint8_t* sc, const uint8_t* m, uint8_t* s) {
+    for (int j = 0; j < 4; ++j) {
+        s[j] = static_cast<uint8_t>((sc[j] & 63) | ((sc[j + 4] >> 4) << 6));
+        s[j + 4] = static_cast<uint8_t>((m[j] & 63) | ((m[j + 4] >> 4) << 6));
+        s[j + 8] = static_cast<uint8_t>((sc[j + 4] & 0xf) | ((m[j + 4] & 0xf) << 4));
+    }
+}
+
 inline int64_t padCols(int64_t cols) { return (cols + kPadCols - 1) / kPadCols * kPadCols; }
 
 // Activations quantised to int8, one scale per 32 values (absmax/127). Layout

@@ -109,6 +109,13 @@ struct LanesCopy {
     std::vector<uint8_t> bytes;
     WeightMatrix w;
 };
+// Row lengths, in 32-value blocks, for the lanes tests: `blocks` for the 32-value
+// formats; for Q4_K whole super blocks, 1 to 5 (4-slot groups, 16-slot groups, both).
+std::vector<int64_t> lanesTestBlocks(GgmlType t, std::initializer_list<int64_t> blocks) {
+    if (t == GgmlType::Q4_K) return {8, 16, 24, 40};
+    return blocks;
+}
+
 LanesCopy lanesCopy(const WeightMatrix& w) {
     LanesCopy c;
     c.bytes.resize(lanesLayoutBytes(w));
@@ -292,8 +299,8 @@ private slots:
     // a short last group).
     void lanesLayoutRoundTrips() {
         std::mt19937 rng(11);
-        for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q8_0})
-            for (int64_t blocks : {1, 2, 3, 4, 5, 15, 16, 17, 18, 21, 35, 48}) {
+        for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q8_0, GgmlType::Q4_K})
+            for (int64_t blocks : lanesTestBlocks(t, {1, 2, 3, 4, 5, 15, 16, 17, 18, 21, 35, 48})) {
                 const int64_t cols = blocks * kQK;
                 const std::vector<uint8_t> row = randomWeights(t, 1, cols, rng);
                 std::vector<uint8_t> lanes(lanesRowBytes(t, cols), 0xcd), back(row.size(), 0xcd);
@@ -302,7 +309,11 @@ private slots:
                 if (back != row)
                     QFAIL(qPrintable(QStringLiteral("%1, %2 blocks: the round trip changed the row")
                                          .arg(ggmlTypeName(t).data()).arg(blocks)));
-                QVERIFY(lanes.size() >= row.size() && lanes.size() <= row.size() + 16);
+                // Q4_K: scales as bytes, not 6-bit fields: 8 bytes more per two super blocks, 16 more for
+                // an odd last one (two 4-slot groups, each with the super block's d and dmin).
+                const auto superBlocks = static_cast<size_t>(blocks / 8);
+                const size_t slack = t == GgmlType::Q4_K ? 8 * (superBlocks / 2) + 16 * (superBlocks % 2) : 16;
+                QVERIFY(lanes.size() >= row.size() && lanes.size() <= row.size() + slack);
             }
     }
 
@@ -312,7 +323,7 @@ private slots:
     // blocks for the panels), with block counts that make every group shape.
     void lanesLayoutMatchesReference_data() {
         QTest::addColumn<int>("type");
-        for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q8_0})
+        for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q8_0, GgmlType::Q4_K})
             QTest::newRow(ggmlTypeName(t).data()) << static_cast<int>(t);
     }
 
@@ -326,7 +337,7 @@ private slots:
         double worst = 0.0;
         int runs = 0;
         for (int64_t rows : {1, 3, 17, 100})
-            for (int64_t blocks : {1, 3, 4, 5, 16, 17, 21, 38})
+            for (int64_t blocks : lanesTestBlocks(t, {1, 3, 4, 5, 16, 17, 21, 38}))
                 for (int64_t tokens : {1, 2, 5, 9, 16, 17, 64}) {
                     const int64_t cols = blocks * kQK;
                     const std::vector<uint8_t> wbytes = randomWeights(t, rows, cols, rng);
