@@ -91,25 +91,27 @@ inline __m512 laneScales(const uint8_t* p) {
         return fourScalesOverLanes(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
 }
 
-// Q4_K's per-lane scale d * sc and minimum -dmin * m from a group's tail (lanes_layout.h):
-// the f16 d and dmin of its super blocks (lanes 0-7 the first, 8-15 the second in a
-// 16-slot group; one in a 4-slot group) times each slot's 6-bit scale and min.
-template <int Slots>
-inline void q4kLaneScales(const uint8_t* tail, __m512& d, __m512& m) {
+// Q4_K's per-lane factors from a group's tail (lanes_layout.h): the scale d * sc, or with
+// kMins the minimum -dmin * m; d and dmin are the f16 values of the lane's super block
+// (lanes 0-7 the first, 8-15 the second in a 16-slot group; one in a 4-slot group), sc and
+// m the slot's 6-bit fields, a byte each.
+template <int Slots, bool kMins>
+inline __m512 q4kLaneFactors(const uint8_t* tail) {
     const __m512 dd = _mm512_cvtph_ps(_mm256_castsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(tail))));
     const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
     const __m512i super = Slots == 16 ? _mm512_srli_epi32(lane, 3) : _mm512_setzero_si512();
-    auto bytesOverLanes = [&](const uint8_t* p) {  // slot s's byte in lane s (16 slots) or lanes 4s..4s+3 (4)
-        if constexpr (Slots == 16)
-            return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+    const uint8_t* fields = tail + 8 + (kMins ? Slots : 0);
+    __m512i bytes;  // slot s's byte in lane s (16 slots) or lanes 4s .. 4s + 3 (4 slots)
+    if constexpr (Slots == 16) {
+        bytes = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(fields)));
+    } else {
         int32_t four;
-        std::memcpy(&four, p, 4);
-        return _mm512_cvtepi32_ps(_mm512_permutexvar_epi32(_mm512_srli_epi32(lane, 2), _mm512_cvtepu8_epi32(_mm_cvtsi32_si128(four))));
-    };
-    d = _mm512_mul_ps(_mm512_permutexvar_ps(super, dd), bytesOverLanes(tail + 8));
-    m = _mm512_sub_ps(_mm512_setzero_ps(),
-                      _mm512_mul_ps(_mm512_permutexvar_ps(_mm512_add_epi32(super, _mm512_set1_epi32(2)), dd),
-                                    bytesOverLanes(tail + 8 + Slots)));
+        std::memcpy(&four, fields, 4);
+        bytes = _mm512_permutexvar_epi32(_mm512_srli_epi32(lane, 2), _mm512_cvtepu8_epi32(_mm_cvtsi32_si128(four)));
+    }
+    const __m512 f = _mm512_mul_ps(_mm512_permutexvar_ps(kMins ? _mm512_add_epi32(super, _mm512_set1_epi32(2)) : super, dd),
+                                   _mm512_cvtepi32_ps(bytes));
+    return kMins ? _mm512_sub_ps(_mm512_setzero_ps(), f) : f;
 }
 
 // A lane's integer dot before its products: the zero points' share, from the lane's sum of
@@ -184,6 +186,9 @@ inline void groupProduct(const uint8_t* w, size_t rowBytes, int blocks, const un
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
         const uint8_t* p = w + r * rowBytes;
+        [[maybe_unused]] __m512i qh = _mm512_setzero_si512();  // Q5_0's high bits, lane by lane
+        if constexpr (Type == GgmlType::Q5_0)
+            qh = Slots == 16 ? _mm512_loadu_si512(p + V * 64) : fourWordsOverLanes(blockWords(p + V * vectorBytes, blocks));
 #pragma GCC unroll 8
         for (int v = 0; v < V; ++v) {
             const __m512i q = Slots == 16 ? _mm512_loadu_si512(p + v * 64) : _mm512_maskz_loadu_epi8(k, p + v * vectorBytes);
@@ -194,17 +199,12 @@ inline void groupProduct(const uint8_t* w, size_t rowBytes, int blocks, const un
                 lo[r][v] = q;
             }
             if constexpr (Type == GgmlType::Q5_0) {
-                const __m512i qh = Slots == 16 ? _mm512_loadu_si512(p + V * 64) : fourWordsOverLanes(blockWords(p + V * vectorBytes, blocks));
                 lo[r][v] = withHighBits<Slots>(lo[r][v], qh, v, false);
                 hi[r][v] = withHighBits<Slots>(hi[r][v], qh, v, true);
             }
         }
-        if constexpr (Type == GgmlType::Q4_K) {
-            __m512 unusedMin;
-            q4kLaneScales<Slots>(p + scalesAt, d[r], unusedMin);
-        } else {
-            d[r] = laneScales<Slots>(p + scalesAt);
-        }
+        if constexpr (Type == GgmlType::Q4_K) d[r] = q4kLaneFactors<Slots, false>(p + scalesAt);
+        else d[r] = laneScales<Slots>(p + scalesAt);
     }
 #pragma GCC unroll 4
     for (int t = 0; t < T; ++t) {
@@ -245,12 +245,8 @@ inline void groupProduct(const uint8_t* w, size_t rowBytes, int blocks, const un
         __m512 m[R];
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
-            if constexpr (Type == GgmlType::Q4_K) {
-                __m512 unusedScale;
-                q4kLaneScales<Slots>(w + r * rowBytes + scalesAt, unusedScale, m[r]);
-            } else {
-                m[r] = laneScales<Slots>(w + r * rowBytes + scalesAt + 2 * Slots);
-            }
+            if constexpr (Type == GgmlType::Q4_K) m[r] = q4kLaneFactors<Slots, true>(w + r * rowBytes + scalesAt);
+            else m[r] = laneScales<Slots>(w + r * rowBytes + scalesAt + 2 * Slots);
         }
 #pragma GCC unroll 4
         for (int t = 0; t < T; ++t) {
