@@ -152,11 +152,10 @@ void lanesRows(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols, co
 // lanes layout; false for types or token counts this file does not handle.
 bool rowsLanesAvx2(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
                    const QuantActivations& act, float* y, int64_t yStride) {
-    // Q5_0's and Q4_K's lanes layouts are used with AVX-512 only (lanesLayoutAvailable).
-    if (type == GgmlType::Q5_0 || type == GgmlType::Q4_K) return false;
+    if (lanesAvx512Only(type)) return false;
     return withLanesCall(type, act.tokens, [&](auto t) {
         constexpr GgmlType T = decltype(t)::value;
-        if constexpr (T != GgmlType::Q5_0 && T != GgmlType::Q4_K) lanesRows<T>(w, rowBytes, rows, cols, act, y, yStride);
+        if constexpr (!lanesAvx512Only(T)) lanesRows<T>(w, rowBytes, rows, cols, act, y, yStride);
     });
 }
 

@@ -38,6 +38,8 @@ void forEachHighBitByte(GgmlType type, LanesGroup g, int64_t b0, Fn&& fn) {
 
 // Calls fn(lanesOffset, block, j) for every quant byte of group `g` whose first
 // block is `b0`: the group's byte lanesOffset holds quant byte j of the row's block.
+// Walks the lanes in memory order (lanesQuantOffset's inverse, without its divisions:
+// prefill restores every row this way per panel).
 template <typename Fn>
 void forEachLanesQuant(GgmlType type, LanesGroup g, int64_t b0, Fn&& fn) {
     const int lanes = g.lanesPerBlock(), vectorBytes = lanesVectorBytes(g);
@@ -69,7 +71,7 @@ void q4kToLanes(const BlockQ4_K* sb, LanesGroup g, int64_t b0, uint8_t* out) {
         out[at] = static_cast<uint8_t>(q4kNibble(block, sub, j) | (q4kNibble(block, sub, j + 16) << 4));
     });
     uint8_t* tail = out + lanesScalesOffset(GgmlType::Q4_K, g);
-    std::memset(tail, 0, static_cast<size_t>(8 + 2 * g.slots));
+    std::memset(tail, 0, static_cast<size_t>(lanesGroupBytes(GgmlType::Q4_K, g) - lanesScalesOffset(GgmlType::Q4_K, g)));
     for (int k = 0; k < (g.blocks + 7) / 8; ++k) {
         std::memcpy(tail + 2 * k, &sb[(b0 + 8 * k) / 8].d, 2);
         std::memcpy(tail + 4 + 2 * k, &sb[(b0 + 8 * k) / 8].dmin, 2);
@@ -84,12 +86,8 @@ void q4kToLanes(const BlockQ4_K* sb, LanesGroup g, int64_t b0, uint8_t* out) {
 // prefill chunk: a sub-block pair's bytes are written whole, and a super block's scales
 // are packed once per group.
 void q4kFromLanes(const uint8_t* in, LanesGroup g, int64_t b0, BlockQ4_K* sb) {
-    const int lanes = g.lanesPerBlock(), vectorBytes = lanesVectorBytes(g);
     // Quant byte j (value j low, j + 16 high) of the group's sub-block k.
-    auto lanesByte = [&](int k, int j) {
-        const int lane = k * lanes + (j / 4) % lanes, v = j / 4 / lanes;
-        return in[v * vectorBytes + lane * 4 + j % 4];
-    };
+    auto lanesByte = [&](int k, int j) { return in[lanesQuantOffset(g, k, j)]; };
     for (int k = 0; k < g.blocks; k += 2) {  // sub-blocks 2c and 2c + 1 of a super block share qs[32c .. 32c + 31]
         const int64_t b = b0 + k;
         uint8_t* qs = sb[b / 8].qs + 32 * ((b % 8) / 2);

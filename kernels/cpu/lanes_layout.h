@@ -32,7 +32,7 @@
 // then the 6-bit scale and min of each slot, a byte each: sc[B], m[B]. Rows are
 // whole super blocks, so a group is 16 slots (two super blocks) or 4 (half of one).
 // The row keeps GGML's byte count but for those slot scales of a short last
-// group; lanesRowBytes() says how many.
+// group (and Q4_K's byte-wide scale fields); lanesRowBytes() says how many.
 #pragma once
 
 #include "ggml_types.h"
@@ -64,10 +64,20 @@ inline bool isLanesType(GgmlType type) {
     return type == GgmlType::Q4_0 || type == GgmlType::Q4_1 || type == GgmlType::Q5_0 || type == GgmlType::Q8_0 ||
            type == GgmlType::Q4_K;
 }
+// Lanes types whose GEMV exists for AVX-512 only (Q5_0's fifth bits and Q4_K's scales are
+// made with AVX-512 operations); the AVX2 GEMV takes the others.
+constexpr bool lanesAvx512Only(GgmlType type) { return type == GgmlType::Q5_0 || type == GgmlType::Q4_K; }
+
 // Quant vectors of a group and bytes each (for `g`'s blocks present); inline
 // so that the kernels, which know the type at compile time, fold them.
 inline int lanesVectors(GgmlType type, LanesGroup g) { return type == GgmlType::Q8_0 ? g.slots / 2 : g.slots / 4; }
 inline int lanesVectorBytes(LanesGroup g) { return 4 * g.lanesPerBlock() * g.blocks; }
+// Where byte j of block k's quants (j < 16 for nibbles, 32 for Q8_0) sits in a group:
+// vector j / 4 / L, lane k * L + (j / 4) % L, byte j % 4.
+inline int lanesQuantOffset(LanesGroup g, int k, int j) {
+    const int lanes = g.lanesPerBlock();
+    return j / 4 / lanes * lanesVectorBytes(g) + (k * lanes + j / 4 % lanes) * 4 + j % 4;
+}
 // Where the scales start: after the quant vectors and, for Q5_0, the high bits.
 inline int lanesScalesOffset(GgmlType type, LanesGroup g) {
     return lanesVectors(type, g) * lanesVectorBytes(g) + (type == GgmlType::Q5_0 ? 4 * g.blocks : 0);

@@ -354,9 +354,7 @@ bool lanesLayoutAvailable(GgmlType type) {
         const IsaKernels* k = &activeKernels();
         return (k == avx512Kernels() || k == avx2Kernels()) && !(env && std::string_view(env) == "0");
     }();
-    // Q5_0's fifth bits and Q4_K's scales are made with AVX-512 operations; the AVX2 GEMV has no such path.
-    const bool avx512Only = type == GgmlType::Q5_0 || type == GgmlType::Q4_K;
-    return enabled && isLanesType(type) && (!avx512Only || &activeKernels() == avx512Kernels());
+    return enabled && isLanesType(type) && (!lanesAvx512Only(type) || &activeKernels() == avx512Kernels());
 }
 
 size_t lanesLayoutBytes(const WeightMatrix& w) { return lanesRowBytes(w.type, w.cols) * static_cast<size_t>(w.rows); }
