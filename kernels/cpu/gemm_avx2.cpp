@@ -305,7 +305,7 @@ void toFloatAvx2(GgmlType type, const void* src, float* dst, int64_t n) {
                              dst + i, n - i);
 }
 
-const IsaKernels kAvx2{"avx2", unpackRowsAvx2, intTileAvx2, floatTileAvx2, toFloatAvx2, quantizeActivationsAvx2, rowsOneTokenAvx2, nullptr, rowsFewTokensAvx2};
+const IsaKernels kAvx2{"avx2", unpackRowsAvx2, intTileAvx2, floatTileAvx2, toFloatAvx2, quantizeActivationsAvx2, rowsOneTokenAvx2, nullptr, rowsFewTokensAvx2, nullptr};
 
 }  // namespace
 

@@ -19,6 +19,8 @@ bool rowsFewTokensVbmi(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t
                        const QuantActivations& act, float* y, int64_t yStride);
 void panelRowsAvx512(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols,
                      const QuantActivations& act, float* y, int64_t yStride);
+bool panelRowsLanesAvx512(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols,
+                          const QuantActivations& act, float* y, int64_t yStride);
 
 namespace {
 
@@ -355,7 +357,7 @@ inline void quantizeEightBlocks(const float* x, int8_t* q, float* d4, float* s) 
 }
 
 const IsaKernels kAvx512{"avx512vnni", unpackRowsAvx2, intTileAvx512, floatTileAvx512, toFloatAvx512, quantizeActivationsAvx512, rowsOneTokenAvx512,
-                          panelRowsAvx512, rowsFewTokensAvx512};
+                          panelRowsAvx512, rowsFewTokensAvx512, panelRowsLanesAvx512};
 
 }  // namespace
 

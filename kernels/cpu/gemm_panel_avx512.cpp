@@ -13,6 +13,8 @@
 // The panel is built per call and reused by every token: for Q4_0, Q4_1 and
 // Q8_0 straight from the blocks, for the other formats from the unpacked tile
 // (a 16x16 transpose of 4-byte words per 64 columns).
+#include "lanes_factors_avx512.h"
+#include "lanes_layout.h"
 #include "quant_blocks.h"
 
 #include <immintrin.h>
@@ -33,10 +35,9 @@ struct Panel {
     const float* corr = nullptr;
 };
 
-// Rows 0..15 of 64 bytes each (at rows[r]) -> out[j] = dword j of every row.
-inline void transpose16x16(const uint8_t* const* rows, int64_t c, uint8_t* out) {
-    __m512i r[16], t[16];
-    for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(rows[i] + c);
+// r[i] (16 vectors of 16 dwords) -> r[j] = dword j of every input, in input order.
+inline void transposeWords16(__m512i (&r)[16]) {
+    __m512i t[16];
     for (int i = 0; i < 16; i += 2) {
         t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
         t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
@@ -53,11 +54,19 @@ inline void transpose16x16(const uint8_t* const* rows, int64_t c, uint8_t* out) 
     for (int d = 0; d < 4; ++d) {
         const __m512i a = _mm512_shuffle_i32x4(v[0][d], v[1][d], 0x44), b = _mm512_shuffle_i32x4(v[0][d], v[1][d], 0xee);
         const __m512i e = _mm512_shuffle_i32x4(v[2][d], v[3][d], 0x44), f = _mm512_shuffle_i32x4(v[2][d], v[3][d], 0xee);
-        _mm512_store_si512(out + (0 + d) * 64, _mm512_shuffle_i32x4(a, e, 0x88));
-        _mm512_store_si512(out + (4 + d) * 64, _mm512_shuffle_i32x4(a, e, 0xdd));
-        _mm512_store_si512(out + (8 + d) * 64, _mm512_shuffle_i32x4(b, f, 0x88));
-        _mm512_store_si512(out + (12 + d) * 64, _mm512_shuffle_i32x4(b, f, 0xdd));
+        r[0 + d] = _mm512_shuffle_i32x4(a, e, 0x88);
+        r[4 + d] = _mm512_shuffle_i32x4(a, e, 0xdd);
+        r[8 + d] = _mm512_shuffle_i32x4(b, f, 0x88);
+        r[12 + d] = _mm512_shuffle_i32x4(b, f, 0xdd);
     }
+}
+
+// Rows 0..15 of 64 bytes each (at rows[r]) -> out[j] = dword j of every row.
+inline void transpose16x16(const uint8_t* const* rows, int64_t c, uint8_t* out) {
+    __m512i r[16];
+    for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(rows[i] + c);
+    transposeWords16(r);
+    for (int j = 0; j < 16; ++j) _mm512_store_si512(out + j * 64, r[j]);
 }
 
 // Per-thread storage of one panel of colsPadded columns in groups of g.
@@ -168,6 +177,74 @@ Panel panelDirect(const uint8_t* w, size_t rowBytes, int64_t cols) {
     return Panel{cp, kQK, q, scale, corr};
 }
 
+// A lanes group's per-lane factors (a scale and a correction per lane) of 16 rows,
+// transposed: f[l] holds lane l's factor of every row (the panel's order).
+template <GgmlType Type, int Slots>
+void laneFactorsOf16Rows(const uint8_t* tail, size_t rowBytes, __m512i (&scale)[16], __m512i (&corr)[16]) {
+    for (int r = 0; r < kPanelRows; ++r) {
+        const uint8_t* p = tail + r * rowBytes;
+        const __m512 d = laneScale<Type, Slots>(p);
+        __m512 c;
+        if constexpr (Type == GgmlType::Q4_1 || Type == GgmlType::Q4_K) c = laneMinimum<Type, Slots>(p);
+        else c = _mm512_mul_ps(d, _mm512_set1_ps(Type == GgmlType::Q4_0 ? -8.0f : -128.0f));  // zero points, as panelDirect
+        scale[r] = _mm512_castps_si512(d);
+        corr[r] = _mm512_castps_si512(c);
+    }
+    transposeWords16(scale);
+    transposeWords16(corr);
+}
+
+// Q4_0, Q4_1, Q8_0 and Q4_K rows in the lanes layout (lanes_layout.h), all 16 rows
+// present: the panel straight from the groups. Prefill used to restore GGML's blocks
+// first, per panel and call: for Q4_K that cost 5x the unpacking (1.75 us a 4096-wide
+// row), for Q4_1 0.24 us against panelDirect's own work. Lane d of a group's quant
+// vector v holds 4 quant bytes of block d / L (L lanes a block), so transposing the
+// 16 rows' vector v leaves in word d one 4-column word of all 16 rows, which is the
+// panel's layout; nibbles split into their two columns as in panelDirect. The same
+// numbers as the GGML path: the same quants, and scales and corrections made by the
+// same float operations.
+template <GgmlType Type>
+Panel panelFromLanes(const uint8_t* w, size_t rowBytes, int64_t cols) {
+    const int64_t cp = padCols(cols), nb = cols / kQK;
+    const auto [q, scale, corr] = panelStorage(cp, kQK);
+    const __m512i m4 = _mm512_set1_epi8(0x0f);
+    size_t at = 0;  // the group's offset in its row
+    forEachLanesGroup(nb, [&](LanesGroup g, int64_t b0) {
+        const int lanes = g.lanesPerBlock(), vectorBytes = lanesVectorBytes(g), present = lanes * g.blocks;
+        const __mmask64 k = vectorBytes >= 64 ? ~0ull : (1ull << vectorBytes) - 1;
+        for (int v = 0; v < lanesVectors(Type, g); ++v) {
+            __m512i words[16];
+            for (int r = 0; r < kPanelRows; ++r) words[r] = _mm512_maskz_loadu_epi8(k, w + r * rowBytes + at + v * vectorBytes);
+            transposeWords16(words);
+            for (int d = 0; d < present; ++d) {
+                const int64_t column = (b0 + d / lanes) * kQK + (v * lanes + d % lanes) * 4;  // of the word's first byte
+                uint8_t* out = q + column * kPanelRows;
+                if constexpr (Type == GgmlType::Q8_0) {
+                    _mm512_store_si512(out, words[d]);  // already u = w + 128
+                } else {  // byte i: value i low, i + 16 high
+                    _mm512_store_si512(out, _mm512_and_si512(words[d], m4));
+                    _mm512_store_si512(out + 16 * kPanelRows, _mm512_and_si512(_mm512_srli_epi16(words[d], 4), m4));
+                }
+            }
+        }
+        __m512i s[16], c[16];
+        const uint8_t* tail = w + at + lanesScalesOffset(Type, g);
+        if (g.slots == 16) laneFactorsOf16Rows<Type, 16>(tail, rowBytes, s, c);
+        else laneFactorsOf16Rows<Type, 4>(tail, rowBytes, s, c);
+        for (int b = 0; b < g.blocks; ++b) {
+            _mm512_store_si512(scale + (b0 + b) * kPanelRows, s[b * lanes]);
+            _mm512_store_si512(corr + (b0 + b) * kPanelRows, c[b * lanes]);
+        }
+        at += static_cast<size_t>(lanesGroupBytes(Type, g));
+    });
+    for (int64_t b = nb; b < cp / kQK; ++b) {  // padding to whole 64-value pairs: zero weights, zero scales
+        std::memset(q + b * kQK * kPanelRows, 0, kQK * kPanelRows);
+        std::memset(scale + b * kPanelRows, 0, kPanelRows * sizeof(float));
+        std::memset(corr + b * kPanelRows, 0, kPanelRows * sizeof(float));
+    }
+    return Panel{cp, kQK, q, scale, corr};
+}
+
 inline __m512i broadcast4(const int8_t* p) {
     int32_t v;
     std::memcpy(&v, p, 4);
@@ -220,6 +297,15 @@ void panelTokens(const Panel& p, const QuantActivations& act, float* y, int64_t 
     }
 }
 
+// Every token of `act` against panel p, whose first `rows` rows are real.
+void panelAllTokens(const Panel& p, const QuantActivations& act, float* y, int64_t yStride, int rows) {
+    const auto mask = static_cast<__mmask16>((1u << rows) - 1);
+    if (p.group == 32)
+        panelTokens<32>(p, act, y, yStride, mask);
+    else
+        panelTokens<16>(p, act, y, yStride, mask);
+}
+
 }  // namespace
 
 // Declared in gemm_avx512.cpp; an IsaKernels::panelRows.
@@ -241,11 +327,23 @@ void panelRowsAvx512(GgmlType type, const uint8_t* w, size_t rowBytes, int rows,
         unpackRowsAvx2(type, w, rowBytes, rows, cols, tile);
         p = panelFromTile(tile);
     }
-    const auto mask = static_cast<__mmask16>((1u << rows) - 1);
-    if (p.group == 32)
-        panelTokens<32>(p, act, y, yStride, mask);
-    else
-        panelTokens<16>(p, act, y, yStride, mask);
+    panelAllTokens(p, act, y, yStride, rows);
+}
+
+// Declared in gemm_avx512.cpp; an IsaKernels::panelRowsLanes.
+bool panelRowsLanesAvx512(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols,
+                          const QuantActivations& act, float* y, int64_t yStride) {
+    if (rows != kPanelRows) return false;
+    Panel p;
+    switch (type) {
+    case GgmlType::Q4_0: p = panelFromLanes<GgmlType::Q4_0>(w, rowBytes, cols); break;
+    case GgmlType::Q4_1: p = panelFromLanes<GgmlType::Q4_1>(w, rowBytes, cols); break;
+    case GgmlType::Q8_0: p = panelFromLanes<GgmlType::Q8_0>(w, rowBytes, cols); break;
+    case GgmlType::Q4_K: p = panelFromLanes<GgmlType::Q4_K>(w, rowBytes, cols); break;
+    default: return false;  // Q5_0: restored to GGML's blocks by the caller
+    }
+    panelAllTokens(p, act, y, yStride, rows);
+    return true;
 }
 
 }  // namespace kestrel::kernels

@@ -42,7 +42,7 @@ void floatTileScalar(const float* w, int rows, const float* x, int64_t tokens, i
 
 void toFloatScalar(GgmlType type, const void* src, float* dst, int64_t n) { dequantizeRow(type, src, dst, n); }
 
-const IsaKernels kScalar{"scalar", unpackRows, intTileScalar, floatTileScalar, toFloatScalar, quantizeActivations, nullptr, nullptr, nullptr};
+const IsaKernels kScalar{"scalar", unpackRows, intTileScalar, floatTileScalar, toFloatScalar, quantizeActivations, nullptr, nullptr, nullptr, nullptr};
 
 }  // namespace
 

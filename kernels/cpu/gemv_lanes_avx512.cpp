@@ -23,6 +23,7 @@
 // indices, so a second row is never alone), so a token's outputs are bit for bit
 // those of a one-token call.
 #include "lanes_activations.h"
+#include "lanes_factors_avx512.h"
 #include "lanes_layout.h"
 #include "quant_blocks.h"
 #include "row_stream.h"
@@ -75,44 +76,6 @@ void prepareGroupAvx512(const int8_t* qs, const float* dx4, int slots, int block
 }
 
 inline __mmask64 byteMask(int n) { return n >= 64 ? ~0ull : (1ull << n) - 1; }
-
-// Four f16 scales (the low 8 bytes of `four`) as floats, each repeated over 4 lanes.
-inline __m512 fourScalesOverLanes(__m128i four) {
-    const __m256i idx = _mm256_set_epi16(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
-    return _mm512_cvtph_ps(_mm256_permutexvar_epi16(idx, _mm256_castsi128_si256(four)));
-}
-
-// f16 scales of a group, one per lane: 16 in order, or 4 each repeated over its 4 lanes.
-template <int Slots>
-inline __m512 laneScales(const uint8_t* p) {
-    if constexpr (Slots == 16)
-        return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-    else
-        return fourScalesOverLanes(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
-}
-
-// Q4_K's per-lane factors from a group's tail (lanes_layout.h): the scale d * sc, or with
-// kMins the minimum -dmin * m; d and dmin are the f16 values of the lane's super block
-// (lanes 0-7 the first, 8-15 the second in a 16-slot group; one in a 4-slot group), sc and
-// m the slot's 6-bit fields, a byte each.
-template <int Slots, bool kMins>
-inline __m512 q4kLaneFactors(const uint8_t* tail) {
-    const __m512 dd = _mm512_cvtph_ps(_mm256_castsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(tail))));
-    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    const __m512i super = Slots == 16 ? _mm512_srli_epi32(lane, 3) : _mm512_setzero_si512();
-    const uint8_t* fields = tail + 8 + (kMins ? Slots : 0);
-    __m512i bytes;  // slot s's byte in lane s (16 slots) or lanes 4s .. 4s + 3 (4 slots)
-    if constexpr (Slots == 16) {
-        bytes = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(fields)));
-    } else {
-        int32_t four;
-        std::memcpy(&four, fields, 4);
-        bytes = _mm512_permutexvar_epi32(_mm512_srli_epi32(lane, 2), _mm512_cvtepu8_epi32(_mm_cvtsi32_si128(four)));
-    }
-    const __m512 f = _mm512_mul_ps(_mm512_permutexvar_ps(kMins ? _mm512_add_epi32(super, _mm512_set1_epi32(2)) : super, dd),
-                                   _mm512_cvtepi32_ps(bytes));
-    return kMins ? _mm512_sub_ps(_mm512_setzero_ps(), f) : f;
-}
 
 // A lane's integer dot before its products: the zero points' share, from the lane's sum of
 // activation quants at `sums` (Q4_0 weights are u - 8, Q5_0's u - 16, Q8_0's are stored as u = q + 128).
@@ -203,8 +166,7 @@ inline void groupProduct(const uint8_t* w, size_t rowBytes, int blocks, const un
                 hi[r][v] = withHighBits<Slots>(hi[r][v], qh, v, true);
             }
         }
-        if constexpr (Type == GgmlType::Q4_K) d[r] = q4kLaneFactors<Slots, false>(p + scalesAt);
-        else d[r] = laneScales<Slots>(p + scalesAt);
+        d[r] = laneScale<Type, Slots>(p + scalesAt);
     }
 #pragma GCC unroll 4
     for (int t = 0; t < T; ++t) {
@@ -244,10 +206,7 @@ inline void groupProduct(const uint8_t* w, size_t rowBytes, int blocks, const un
     if constexpr (Type == GgmlType::Q4_1 || Type == GgmlType::Q4_K) {
         __m512 m[R];
 #pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) {
-            if constexpr (Type == GgmlType::Q4_K) m[r] = q4kLaneFactors<Slots, true>(w + r * rowBytes + scalesAt);
-            else m[r] = laneScales<Slots>(w + r * rowBytes + scalesAt + 2 * Slots);
-        }
+        for (int r = 0; r < R; ++r) m[r] = laneMinimum<Type, Slots>(w + r * rowBytes + scalesAt);
 #pragma GCC unroll 4
         for (int t = 0; t < T; ++t) {
             const __m512 sx = laneFloats(x + t * tokenBytes + lanesScaledSumsAt(Slots));

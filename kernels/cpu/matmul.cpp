@@ -269,6 +269,10 @@ void matmulInt(const IsaKernels& k, const WeightMatrix& w, const float* x, int64
             for (int64_t p = b; p < e; ++p) {
                 const int64_t r0 = p * kPanelRows;
                 const int rows = static_cast<int>(std::min<int64_t>(kPanelRows, w.rows - r0));
+                const auto* lanesRows = static_cast<const uint8_t*>(w.data) + r0 * w.rowBytes;
+                if (w.lanes && k.panelRowsLanes &&
+                    k.panelRowsLanes(w.type, lanesRows, w.rowBytes, rows, w.cols, panelAct, y + r0, w.rows))
+                    continue;
                 const GgmlRows src = ggmlRows(w, r0, rows);
                 k.panelRows(w.type, src.data, src.rowBytes, rows, w.cols, panelAct, y + r0, w.rows);
             }

@@ -151,6 +151,8 @@ using RowsFewTokensFn = bool (*)(GgmlType type, const uint8_t* w, size_t rowByte
 // the GGML blocks, unpacking as it needs; needs act.s32.
 using PanelRowsFn = void (*)(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols,
                              const QuantActivations& act, float* y, int64_t yStride);
+using PanelRowsLanesFn = bool (*)(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols,
+                                  const QuantActivations& act, float* y, int64_t yStride);
 using QuantizeActivationsFn = void (*)(const float* x, int64_t cols, int64_t t0, int64_t t1, int8_t* qs, float* dx4,
                                        float* s16, int64_t colsPadded);
 
@@ -164,6 +166,9 @@ struct IsaKernels {
     RowsOneTokenFn rowsOneToken;  // may be nullptr
     PanelRowsFn panelRows;        // may be nullptr: 16-row panels for two or more tokens
     RowsFewTokensFn rowsFewTokens;  // may be nullptr: small decode batches (see matmul.cpp)
+    // may be nullptr: panelRows for 16 rows in the lanes layout; false where it cannot (the
+    // caller then restores GGML's blocks for panelRows)
+    PanelRowsLanesFn panelRowsLanes;
 };
 
 // Past a token's cols up to colsPadded: zero quants, scales and sums, which add nothing

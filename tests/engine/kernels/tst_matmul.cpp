@@ -319,8 +319,9 @@ private slots:
 
     // Products of weights in the lanes layout against the same reference and
     // bound as pathsMatchReference, as decode rows (the lanes GEMV up to 16
-    // tokens, the panels past that) and as prefill rows (restored to GGML
-    // blocks for the panels), with block counts that make every group shape.
+    // tokens, the panels past that) and as prefill rows (panels built from the
+    // lanes layout, or from GGML blocks restored from it), with block counts
+    // that make every group shape.
     void lanesLayoutMatchesReference_data() {
         QTest::addColumn<int>("type");
         for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q8_0, GgmlType::Q4_K})
@@ -352,6 +353,15 @@ private slots:
                         const double err = normalisedError(y, exact);
                         worst = std::max(worst, err);
                         ++runs;
+                        if (!decode && tokens > 1) {
+                            // Prefill's panels come straight from the lanes layout (all but Q5_0):
+                            // the same numbers as from GGML's blocks, bit for bit.
+                            std::vector<float> ggml(exact.size(), std::nanf(""));
+                            matmul(w, x.data(), tokens, ggml.data(), pool);
+                            QVERIFY2(std::memcmp(y.data(), ggml.data(), y.size() * sizeof(float)) == 0,
+                                     qPrintable(QStringLiteral("%1: rows %2 tokens %3 cols %4: lanes prefill differs from GGML's")
+                                                    .arg(ggmlTypeName(t).data()).arg(rows).arg(tokens).arg(cols)));
+                        }
                         if (!(err < 1e-4))
                             QFAIL(qPrintable(QStringLiteral("%1%6: rows %2 tokens %3 cols %4: error %5 >= 1e-4")
                                                  .arg(ggmlTypeName(t).data()).arg(rows).arg(tokens).arg(cols).arg(err)
