@@ -9,6 +9,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
@@ -221,48 +222,98 @@ void rowsOneTokenQ4_K(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t c
     }
 }
 
-// One token of Q6_K: 16-element groups, so the two halves of each 32-byte
-// vector get their own scale (lanes 0-3 and 4-7 of the dpbusd result).
-void rowsOneTokenQ6_K(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols, const QuantActivations& act,
-                      float* y) {
-    const int64_t nb = cols / kQKK;
-    const __m256i m4 = _mm256_set1_epi8(0x0f), m3 = _mm256_set1_epi8(0x03);
-    for (int64_t r = 0; r < rows; ++r) {
-        const auto* blk = reinterpret_cast<const BlockQ6_K*>(w + r * rowBytes);
-        __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-        float corr = 0.0f;
-        for (int64_t i = 0; i < nb; ++i) {
-            const float d = _cvtsh_ss(blk[i].d);
-            for (int h = 0; h < 2; ++h) {
-                const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk[i].ql + h * 64));
-                const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk[i].ql + h * 64 + 32));
-                const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk[i].qh + h * 32));
-                __m256i u[4];
-                u[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(qh, m3), 4));
-                u[1] = _mm256_or_si256(_mm256_and_si256(l1, m4),
-                                       _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m3), 4));
-                u[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
-                                       _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m3), 4));
-                u[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
-                                       _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m3), 4));
-                for (int q = 0; q < 4; ++q) {
-                    const int64_t g = i * kQKK + h * 128 + q * 32;  // first element of this 32-group
-                    const int k = static_cast<int>((g % kQKK) / 16);    // its first 16-element scale
-                    const float dl0 = d * blk[i].scales[k], dl1 = d * blk[i].scales[k + 1];
-                    const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(act.qs + g));
-                    const __m256 f = _mm256_cvtepi32_ps(_mm256_dpbusd_epi32(_mm256_setzero_si256(), u[q], xv));
-                    const float dx = act.dx4[g / 4];
-                    const __m256 sv = _mm256_set_m128(_mm_set1_ps(dl1 * dx), _mm_set1_ps(dl0 * dx));
-                    if (q & 1)
-                        acc1 = _mm256_fmadd_ps(f, sv, acc1);
-                    else
-                        acc0 = _mm256_fmadd_ps(f, sv, acc0);
-                    corr += dl0 * act.s16[g / 16] + dl1 * act.s16[g / 16 + 1];
+// Q6_K rows for 1 to 8 tokens on 512-bit vectors, R rows and T tokens at a time: each
+// row's super block is decoded once for all tokens, and the rows share the tokens'
+// activation loads. A super block is two halves of 128 values. Per half, one 64-byte load
+// of ql holds values 0-63 in its low nibbles and 64-127 in its high ones; qh's 32 bytes,
+// in both 256-bit halves, give each value's two high bits after a shift that differs per
+// half (sllv/srlv on 16-bit words, masked to bits 4-5). A vpdpbusd lane covers 4 values
+// inside one 16-value scale group, so each product vector takes 4 of the super block's
+// scales, each over 4 lanes: the 16 int8 scales are converted and multiplied by d once per
+// super block, then permuted per vector. The -32 offset is one FMA per super block and
+// token: (d * sc) . s16, s16 being the activations' dx * sum of each 16-value group.
+// Every (row, token) output sees the same operations in the same order whatever R and T,
+// so a token's outputs are bit for bit those of a one-token call. The block-at-a-time
+// form (256-bit vectors, scalar scales and offsets per 32 values, one token) ran 18.7 GB/s
+// in cache on two threads, and several tokens took the panels (7x one token at 4).
+template <int R, int T>
+void rowsQ6_K(const uint8_t* w, size_t rowBytes, int64_t cols, const QuantActivations& act, int64_t t0, float* y,
+              int64_t yStride) {
+    const int64_t nb = cols / kQKK, cp = act.colsPadded;
+    const __m512i m4 = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
+    // Per 256-bit half of the qh vector: << 4 and << 2 (low nibbles: bits 0-1, 2-3), >> 0 and >> 2 (high: 4-5, 6-7).
+    const __m512i lowShift = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
+    const __m512i highShift = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
+    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const int8_t* qs = act.qs + t0 * cp;
+    const float* dx4 = act.dx4 + t0 * cp / 4;
+    const float* s16 = act.s16 + t0 * cp / 16;
+    __m512 acc[T][R], corr[T][R];
+    for (int t = 0; t < T; ++t)
+        for (int r = 0; r < R; ++r) acc[t][r] = corr[t][r] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < nb; ++i) {
+        __m512 sd[R];  // d * sc of the 16 groups
+        for (int r = 0; r < R; ++r) {
+            const auto& b = reinterpret_cast<const BlockQ6_K*>(w + r * rowBytes)[i];
+            sd[r] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)))),
+                                  _mm512_set1_ps(_cvtsh_ss(b.d)));
+            for (int t = 0; t < T; ++t)
+                corr[t][r] = _mm512_fmadd_ps(sd[r], _mm512_loadu_ps(s16 + t * cp / 16 + i * 16), corr[t][r]);
+        }
+        for (int h = 0; h < 2; ++h) {
+            const int64_t c0 = i * kQKK + h * 128;
+            const __m512i pick0 = _mm512_add_epi32(_mm512_srli_epi32(lane, 2), _mm512_set1_epi32(8 * h));
+            const __m512i pick1 = _mm512_add_epi32(pick0, _mm512_set1_epi32(4));
+            __m512i u0[R], u1[R];
+            __m512 sc0[R], sc1[R];
+            for (int r = 0; r < R; ++r) {
+                const auto& b = reinterpret_cast<const BlockQ6_K*>(w + r * rowBytes)[i];
+                const __m512i ql = _mm512_loadu_si512(b.ql + 64 * h);
+                const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh + 32 * h)));
+                u0[r] = _mm512_or_si512(_mm512_and_si512(ql, m4), _mm512_and_si512(_mm512_sllv_epi16(qh, lowShift), m30));
+                u1[r] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4),
+                                        _mm512_and_si512(_mm512_srlv_epi16(qh, highShift), m30));
+                sc0[r] = _mm512_permutexvar_ps(pick0, sd[r]);
+                sc1[r] = _mm512_permutexvar_ps(pick1, sd[r]);
+            }
+            for (int t = 0; t < T; ++t) {
+                const __m512i x0 = _mm512_loadu_si512(qs + t * cp + c0), x1 = _mm512_loadu_si512(qs + t * cp + c0 + 64);
+                const __m512 dx0 = _mm512_loadu_ps(dx4 + t * cp / 4 + c0 / 4), dx1 = _mm512_loadu_ps(dx4 + t * cp / 4 + (c0 + 64) / 4);
+                for (int r = 0; r < R; ++r) {
+                    const __m512 p0 = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u0[r], x0));
+                    const __m512 p1 = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u1[r], x1));
+                    acc[t][r] = _mm512_fmadd_ps(p0, _mm512_mul_ps(sc0[r], dx0), acc[t][r]);
+                    acc[t][r] = _mm512_fmadd_ps(p1, _mm512_mul_ps(sc1[r], dx1), acc[t][r]);
                 }
             }
         }
-        y[r] = hsum256(_mm256_add_ps(acc0, acc1)) - 32.0f * corr;
     }
+    for (int t = 0; t < T; ++t)
+        for (int r = 0; r < R; ++r)
+            y[(t0 + t) * yStride + r] = _mm512_reduce_add_ps(acc[t][r]) - 32.0f * _mm512_reduce_add_ps(corr[t][r]);
+}
+
+template <int R>
+void rowsQ6_KAllTokens(const uint8_t* w, size_t rowBytes, int64_t cols, const QuantActivations& act, float* y,
+                       int64_t yStride) {
+    for (int64_t t0 = 0; t0 < act.tokens; t0 += 4) {
+        switch (std::min<int64_t>(4, act.tokens - t0)) {
+        case 4: rowsQ6_K<R, 4>(w, rowBytes, cols, act, t0, y, yStride); break;
+        case 3: rowsQ6_K<R, 3>(w, rowBytes, cols, act, t0, y, yStride); break;
+        case 2: rowsQ6_K<R, 2>(w, rowBytes, cols, act, t0, y, yStride); break;
+        default: rowsQ6_K<R, 1>(w, rowBytes, cols, act, t0, y, yStride); break;
+        }
+    }
+}
+
+// y[t * yStride + r] for 1..8 tokens of Q6_K rows (passes of up to 4 tokens; later passes find the rows in L1).
+bool rowsFewTokensQ6_K(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols, const QuantActivations& act,
+                       float* y, int64_t yStride) {
+    if (act.tokens < 1 || act.tokens > 8) return false;
+    int64_t r = 0;
+    for (; r + 2 <= rows; r += 2) rowsQ6_KAllTokens<2>(w + r * rowBytes, rowBytes, cols, act, y + r, yStride);
+    if (r < rows) rowsQ6_KAllTokens<1>(w + r * rowBytes, rowBytes, cols, act, y + r, yStride);
+    return true;
 }
 
 // VBMI's byte permutes let whole blocks share one vector (gemv_avx512vbmi.cpp); ~4x fewer instructions.
@@ -271,9 +322,10 @@ bool useVbmi() {
     return vbmi;
 }
 
-// Only the VBMI kernels take several tokens; without VBMI small batches use the panels.
+// Q6_K and, with VBMI, Q4_0, Q4_1 and Q8_0 take several tokens here; other small batches use the panels.
 bool rowsFewTokensAvx512(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
                          const QuantActivations& act, float* y, int64_t yStride) {
+    if (type == GgmlType::Q6_K) return rowsFewTokensQ6_K(w, rowBytes, rows, cols, act, y, yStride);
     return useVbmi() && rowsFewTokensVbmi(type, w, rowBytes, rows, cols, act, y, yStride);
 }
 
@@ -286,7 +338,6 @@ bool rowsOneTokenAvx512(GgmlType type, const uint8_t* w, size_t rowBytes, int64_
     case GgmlType::Q5_0: rowsOneToken32<GgmlType::Q5_0>(w, rowBytes, rows, cols, act, y); return true;
     case GgmlType::Q8_0: rowsOneToken32<GgmlType::Q8_0>(w, rowBytes, rows, cols, act, y); return true;
     case GgmlType::Q4_K: rowsOneTokenQ4_K(w, rowBytes, rows, cols, act, y); return true;
-    case GgmlType::Q6_K: rowsOneTokenQ6_K(w, rowBytes, rows, cols, act, y); return true;
     default: return false;
     }
 }

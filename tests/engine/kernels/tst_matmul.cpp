@@ -254,7 +254,7 @@ private slots:
     void batchedTokensEqualLoneTokens_data() {
         QTest::addColumn<int>("type");
         for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::Q5_0, GgmlType::Q4_K,
-                           GgmlType::F16})
+                           GgmlType::Q6_K, GgmlType::F16})
             QTest::newRow(ggmlTypeName(t).data()) << static_cast<int>(t);
     }
 
