@@ -1,4 +1,4 @@
-// Products (GEMV) of Q4_0, Q4_1 and Q8_0 rows in the lanes layout
+// Products (GEMV) of Q4_0, Q4_1, Q8_0 and Q4_K rows in the lanes layout
 // (lanes_layout.h) with 1 to 16 tokens, for AVX2 machines (Zen 2/3, Intel
 // cores without AVX-512; compiled with -mavx2 -mfma -mf16c, called only after
 // cpuid says so).
@@ -45,6 +45,29 @@ inline __m256 halfScales(const uint8_t* p, int h) {
     }
 }
 
+// Q4_K's factors of lanes [8h, 8h + 8) from a group's tail (lanes_layout.h): the scale
+// d * sc, or with kMins the minimum -dmin * m. A 16-slot group's half h is super block h's
+// 8 sub-blocks; a 4-slot group's half h is slots 2h and 2h + 1 (each over 4 lanes) of its
+// one super block.
+template <int Slots, bool kMins>
+inline __m256 q4kHalfFactors(const uint8_t* tail, int h) {
+    const int super = Slots == 16 ? h : 0;
+    uint16_t half;
+    std::memcpy(&half, tail + (kMins ? 4 : 0) + 2 * super, 2);
+    const __m256 dd = _mm256_set1_ps(_cvtsh_ss(half));
+    const uint8_t* fields = tail + 8 + (kMins ? Slots : 0);
+    __m256i bytes;
+    if constexpr (Slots == 16) {
+        bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(fields + 8 * h)));
+    } else {
+        uint16_t two;
+        std::memcpy(&two, fields + 2 * h, 2);
+        bytes = _mm256_permutevar8x32_epi32(_mm256_cvtepu8_epi32(_mm_cvtsi32_si128(two)), _mm256_set_epi32(1, 1, 1, 1, 0, 0, 0, 0));
+    }
+    const __m256 f = _mm256_mul_ps(dd, _mm256_cvtepi32_ps(bytes));
+    return kMins ? _mm256_sub_ps(_mm256_setzero_ps(), f) : f;
+}
+
 // 32 bytes of a weight vector from byte `from`; only `n` (a multiple of 4, 1..32) present.
 inline __m256i loadHalf(const uint8_t* p, int n) {
     if (n == 32) return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
@@ -73,8 +96,15 @@ inline void halfProduct(const uint8_t* w, int vectorBytes, int h, const unsigned
         }
     }
     const uint8_t* scales = w + V * vectorBytes;
-    const __m256 d = halfScales<Slots>(scales, h);
-    const __m256 m = Type == GgmlType::Q4_1 ? halfScales<Slots>(scales + 2 * Slots, h) : _mm256_setzero_ps();
+    constexpr bool kMinimum = Type == GgmlType::Q4_1 || Type == GgmlType::Q4_K;
+    __m256 d, m = _mm256_setzero_ps();
+    if constexpr (Type == GgmlType::Q4_K) {
+        d = q4kHalfFactors<Slots, false>(scales, h);
+        m = q4kHalfFactors<Slots, true>(scales, h);
+    } else {
+        d = halfScales<Slots>(scales, h);
+        if constexpr (kMinimum) m = halfScales<Slots>(scales + 2 * Slots, h);
+    }
 #pragma GCC unroll 4
     for (int t = 0; t < T; ++t) {
         const unsigned char* a = x + t * tokenBytes + 32 * h;
@@ -101,8 +131,8 @@ inline void halfProduct(const uint8_t* w, int vectorBytes, int h, const unsigned
             }
         }
         acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(d, dx), acc[t]);
-        // Q4_1's minimum: m * (dx * sum of the lane's quants), the product made with the activations.
-        if constexpr (Type == GgmlType::Q4_1)
+        // Q4_1's (Q4_K's) minimum: m * (dx * sum of the lane's quants), the product made with the activations.
+        if constexpr (kMinimum)
             acc[t] = _mm256_fmadd_ps(m, _mm256_load_ps(reinterpret_cast<const float*>(a + lanesScaledSumsAt(Slots))), acc[t]);
     }
 }

@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <cstring>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 namespace kestrel::kernels {
 namespace {
 
@@ -82,33 +86,55 @@ void q4kToLanes(const BlockQ4_K* sb, LanesGroup g, int64_t b0, uint8_t* out) {
     }
 }
 
-// Sub-block k's 16 quant bytes (value j low, j + 16 high) in order: four 4-byte words
-// 64 bytes apart in a 16-slot group (lane k of each vector), contiguous in a 4-slot group
-// (lanesQuantOffset, with its divisions resolved per group, not per byte).
-void q4kSubBlockBytes(const uint8_t* in, LanesGroup g, int k, uint8_t (&out)[16]) {
-    if (g.slots == 4) {
-        std::memcpy(out, in + 16 * k, 16);
-        return;
-    }
-    for (int v = 0; v < 4; ++v) std::memcpy(out + 4 * v, in + v * lanesVectorBytes(g) + 4 * k, 4);
+// Prefill restores rows to GGML blocks per panel where it cannot build its panels from the
+// lanes layout (AVX2; partial panels), once per row and prefill chunk, so the quants go 16
+// bytes at a time: a sub-block's 16 bytes (value j low, j + 16 high) are four 4-byte words
+// 64 bytes apart in a 16-slot group (lane k of each vector), so one 4x4 word transpose per
+// 16-byte column of the group's 4 vectors gives 4 sub-blocks; in a 4-slot group they are
+// contiguous. A pair of sub-blocks (2c, 2c + 1) becomes qs[32c .. 32c + 31]. A 4096-wide row
+// took 1.75 us a byte at a time through lanesQuantOffset (5x its unpacking).
+#ifdef __SSE2__
+inline void q4kPairToGgml(__m128i even, __m128i odd, uint8_t* qs) {
+    const __m128i m4 = _mm_set1_epi8(0x0f);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(qs),
+                     _mm_or_si128(_mm_and_si128(even, m4), _mm_slli_epi16(_mm_and_si128(odd, m4), 4)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(qs + 16),
+                     _mm_or_si128(_mm_and_si128(_mm_srli_epi16(even, 4), m4), _mm_andnot_si128(m4, odd)));
 }
 
-// Prefill restores rows to GGML blocks for every panel, so this runs once per row and
-// prefill chunk: a sub-block pair's 32 bytes are made from its two 16-byte runs with
-// loops the compiler vectorises (a byte at a time through lanesQuantOffset, a 4096-wide
-// row took 1.75 us, 5x its unpacking), and a super block's scales are packed once per group.
-void q4kFromLanes(const uint8_t* in, LanesGroup g, int64_t b0, BlockQ4_K* sb) {
-    for (int k = 0; k < g.blocks; k += 2) {  // sub-blocks 2c and 2c + 1 of a super block share qs[32c .. 32c + 31]
+void q4kQuantsFromLanes(const uint8_t* in, LanesGroup g, int64_t b0, BlockQ4_K* sb) {
+    auto load = [](const uint8_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
+    auto qsOf = [&](int64_t b) { return sb[b / 8].qs + 32 * ((b % 8) / 2); };  // b even
+    if (g.slots == 4) {
+        for (int k = 0; k < g.blocks; k += 2) q4kPairToGgml(load(in + 16 * k), load(in + 16 * (k + 1)), qsOf(b0 + k));
+        return;
+    }
+    for (int c = 0; c < 4; ++c) {  // sub-blocks 4c .. 4c + 3
+        const __m128i r0 = load(in + 16 * c), r1 = load(in + 64 + 16 * c), r2 = load(in + 128 + 16 * c),
+                      r3 = load(in + 192 + 16 * c);
+        const __m128i t0 = _mm_unpacklo_epi32(r0, r1), t1 = _mm_unpacklo_epi32(r2, r3);
+        const __m128i t2 = _mm_unpackhi_epi32(r0, r1), t3 = _mm_unpackhi_epi32(r2, r3);
+        q4kPairToGgml(_mm_unpacklo_epi64(t0, t1), _mm_unpackhi_epi64(t0, t1), qsOf(b0 + 4 * c));
+        q4kPairToGgml(_mm_unpacklo_epi64(t2, t3), _mm_unpackhi_epi64(t2, t3), qsOf(b0 + 4 * c + 2));
+    }
+}
+#else
+void q4kQuantsFromLanes(const uint8_t* in, LanesGroup g, int64_t b0, BlockQ4_K* sb) {
+    for (int k = 0; k < g.blocks; k += 2) {
         const int64_t b = b0 + k;
-        uint8_t even[16], odd[16];
-        q4kSubBlockBytes(in, g, k, even);
-        q4kSubBlockBytes(in, g, k + 1, odd);
         uint8_t* qs = sb[b / 8].qs + 32 * ((b % 8) / 2);
         for (int j = 0; j < 16; ++j) {
-            qs[j] = static_cast<uint8_t>((even[j] & 0xf) | ((odd[j] & 0xf) << 4));
-            qs[j + 16] = static_cast<uint8_t>((even[j] >> 4) | (odd[j] & 0xf0));
+            const uint8_t even = in[lanesQuantOffset(g, k, j)], odd = in[lanesQuantOffset(g, k + 1, j)];
+            qs[j] = static_cast<uint8_t>((even & 0xf) | ((odd & 0xf) << 4));
+            qs[j + 16] = static_cast<uint8_t>((even >> 4) | (odd & 0xf0));
         }
     }
+}
+#endif
+
+// The quants as above, then a super block's d, dmin and scales, packed once per group.
+void q4kFromLanes(const uint8_t* in, LanesGroup g, int64_t b0, BlockQ4_K* sb) {
+    q4kQuantsFromLanes(in, g, b0, sb);
     const uint8_t* tail = in + lanesScalesOffset(GgmlType::Q4_K, g);
     const int superStep = std::min(8, g.blocks);  // sub-blocks of one super block in this group
     for (int k = 0; k < g.blocks; k += superStep) {

@@ -64,9 +64,9 @@ inline bool isLanesType(GgmlType type) {
     return type == GgmlType::Q4_0 || type == GgmlType::Q4_1 || type == GgmlType::Q5_0 || type == GgmlType::Q8_0 ||
            type == GgmlType::Q4_K;
 }
-// Lanes types whose GEMV exists for AVX-512 only (Q5_0's fifth bits and Q4_K's scales are
-// made with AVX-512 operations); the AVX2 GEMV takes the others.
-constexpr bool lanesAvx512Only(GgmlType type) { return type == GgmlType::Q5_0 || type == GgmlType::Q4_K; }
+// Lanes types whose GEMV exists for AVX-512 only (Q5_0's fifth bits are added back with
+// AVX-512 byte tests); the AVX2 GEMV takes the others.
+constexpr bool lanesAvx512Only(GgmlType type) { return type == GgmlType::Q5_0; }
 
 // Quant vectors of a group and bytes each (for `g`'s blocks present); inline
 // so that the kernels, which know the type at compile time, fold them.
