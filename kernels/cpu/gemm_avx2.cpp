@@ -261,6 +261,76 @@ void rowsTokensType(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t col
     }
 }
 
+// Q6_K rows for 1 to 8 tokens, one row at a time (16 ymm registers), tokens in passes of
+// up to 4 that share the row's decoded super block: the AVX-512 kernel's scheme
+// (gemm_avx512.cpp, rowsQ6_K) on 32-value vectors. Per half super block, ql's two 32-byte
+// loads give values 0-31 and 32-63 (low nibbles) and 64-127 (high nibbles); qh's 32 bytes
+// shifted by 4, 2, 0 and -2 bits (16-bit shifts, masked to bits 4-5) give their high bits.
+// maddubs + madd leave a lane per 4 values inside one 16-value scale group, so a vector
+// takes 2 of the super block's scales over 4 lanes each (the 16 int8 scales times d made
+// once per super block); the -32 offset is (d * sc) . s16 per super block and token. Each
+// (row, token) sees the same operations in the same order whatever the token count.
+// Q6_K ran through the unpacked tiles before (16.6 GB/s for one token, in cache).
+template <int T>
+void rowQ6_KTokens(const uint8_t* row, int64_t cols, const QuantActivations& act, int64_t t0, float* y,
+                   int64_t yStride) {
+    const int64_t nb = cols / kQKK, cp = act.colsPadded;
+    const __m256i m4 = _mm256_set1_epi8(0x0f), m30 = _mm256_set1_epi8(0x30), ones = _mm256_set1_epi16(1);
+    const auto* blocks = reinterpret_cast<const BlockQ6_K*>(row);
+    __m256 acc[T], corr[T];
+    for (int t = 0; t < T; ++t) acc[t] = corr[t] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; ++i) {
+        const BlockQ6_K& b = blocks[i];
+        const __m256 d = _mm256_set1_ps(_cvtsh_ss(b.d));
+        const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
+        const __m256 sd[2] = {_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc)), d),
+                              _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(sc, 8))), d)};
+        for (int t = 0; t < T; ++t) {
+            const float* s16 = act.s16 + (t0 + t) * cp / 16 + i * 16;
+            corr[t] = _mm256_fmadd_ps(sd[0], _mm256_loadu_ps(s16), corr[t]);
+            corr[t] = _mm256_fmadd_ps(sd[1], _mm256_loadu_ps(s16 + 8), corr[t]);
+        }
+        for (int h = 0; h < 2; ++h) {
+            const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.ql + 64 * h));
+            const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.ql + 64 * h + 32));
+            const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh + 32 * h));
+            const __m256i u[4] = {
+                _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30)),
+                _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m30)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+                                _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30))};
+            for (int q = 0; q < 4; ++q) {
+                const __m256i pick = _mm256_set_epi32(2 * q + 1, 2 * q + 1, 2 * q + 1, 2 * q + 1, 2 * q, 2 * q, 2 * q, 2 * q);
+                const __m256 scale = _mm256_permutevar8x32_ps(sd[h], pick);
+                const int64_t c = i * kQKK + h * 128 + q * 32;
+                for (int t = 0; t < T; ++t) {
+                    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(act.qs + (t0 + t) * cp + c));
+                    const __m256 dx = _mm256_loadu_ps(act.dx4 + (t0 + t) * cp / 4 + c / 4);
+                    const __m256 p = _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(u[q], x), ones));
+                    acc[t] = _mm256_fmadd_ps(p, _mm256_mul_ps(scale, dx), acc[t]);
+                }
+            }
+        }
+    }
+    for (int t = 0; t < T; ++t) y[(t0 + t) * yStride] = hsum(acc[t]) - 32.0f * hsum(corr[t]);
+}
+
+void rowsQ6_KTokens(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols, const QuantActivations& act,
+                    float* y, int64_t yStride) {
+    for (int64_t r = 0; r < rows; ++r) {
+        const uint8_t* row = w + r * rowBytes;
+        for (int64_t t0 = 0; t0 < act.tokens; t0 += 4) {
+            switch (std::min<int64_t>(4, act.tokens - t0)) {
+            case 4: rowQ6_KTokens<4>(row, cols, act, t0, y + r, yStride); break;
+            case 3: rowQ6_KTokens<3>(row, cols, act, t0, y + r, yStride); break;
+            case 2: rowQ6_KTokens<2>(row, cols, act, t0, y + r, yStride); break;
+            default: rowQ6_KTokens<1>(row, cols, act, t0, y + r, yStride); break;
+            }
+        }
+    }
+}
+
 // Decode rows of 1..kFewTokensMax tokens (matmul.cpp); false for other types. A call
 // with rows == 0 is the probe that asks whether the type has the kernel.
 bool rowsFewTokensAvx2(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
@@ -271,6 +341,7 @@ bool rowsFewTokensAvx2(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t
     case GgmlType::Q4_1: rowsTokensType<GgmlType::Q4_1>(w, rowBytes, rows, cols, act, y, yStride); return true;
     case GgmlType::Q5_0: rowsTokensType<GgmlType::Q5_0>(w, rowBytes, rows, cols, act, y, yStride); return true;
     case GgmlType::Q8_0: rowsTokensType<GgmlType::Q8_0>(w, rowBytes, rows, cols, act, y, yStride); return true;
+    case GgmlType::Q6_K: rowsQ6_KTokens(w, rowBytes, rows, cols, act, y, yStride); return true;
     default: return false;
     }
 }
