@@ -177,16 +177,30 @@ Panel panelDirect(const uint8_t* w, size_t rowBytes, int64_t cols) {
     return Panel{cp, kQK, q, scale, corr};
 }
 
+inline __mmask64 byteMask(int n) { return n >= 64 ? ~0ull : (1ull << n) - 1; }
+
+// Q5_0's fifth bits for a panel word of 4 values j .. j + 3 (j a multiple of 4) in each of
+// 16 rows: `bits` holds each row's 32 high bits in the same word position; vpshufb copies
+// byte j / 8 of it into the word's 4 bytes, vptestmb picks bit j % 8 + i for byte i, and
+// 16 is added where it is set.
+inline __m512i withFifthBits(__m512i values, __m512i bits, int j) {
+    const __m512i wordBase = _mm512_set4_epi32(0x0c0c0c0c, 0x08080808, 0x04040404, 0x00000000);
+    const __m512i bytes = _mm512_shuffle_epi8(bits, _mm512_add_epi8(wordBase, _mm512_set1_epi8(static_cast<char>(j / 8))));
+    const __mmask64 set = _mm512_test_epi8_mask(bytes, _mm512_set1_epi32(0x08040201 << (j % 8)));
+    return _mm512_mask_add_epi8(values, set, values, _mm512_set1_epi8(16));
+}
+
 // A lanes group's per-lane factors (a scale and a correction per lane) of 16 rows,
 // transposed: f[l] holds lane l's factor of every row (the panel's order).
 template <GgmlType Type, int Slots>
 void laneFactorsOf16Rows(const uint8_t* tail, size_t rowBytes, __m512i (&scale)[16], __m512i (&corr)[16]) {
+    constexpr float zeroPoint = Type == GgmlType::Q4_0 ? -8.0f : Type == GgmlType::Q5_0 ? -16.0f : -128.0f;
     for (int r = 0; r < kPanelRows; ++r) {
         const uint8_t* p = tail + r * rowBytes;
         const __m512 d = laneScale<Type, Slots>(p);
         __m512 c;
         if constexpr (Type == GgmlType::Q4_1 || Type == GgmlType::Q4_K) c = laneMinimum<Type, Slots>(p);
-        else c = _mm512_mul_ps(d, _mm512_set1_ps(Type == GgmlType::Q4_0 ? -8.0f : -128.0f));  // zero points, as panelDirect
+        else c = _mm512_mul_ps(d, _mm512_set1_ps(zeroPoint));  // as panelDirect and the tiles
         scale[r] = _mm512_castps_si512(d);
         corr[r] = _mm512_castps_si512(c);
     }
@@ -194,13 +208,14 @@ void laneFactorsOf16Rows(const uint8_t* tail, size_t rowBytes, __m512i (&scale)[
     transposeWords16(corr);
 }
 
-// Q4_0, Q4_1, Q8_0 and Q4_K rows in the lanes layout (lanes_layout.h), all 16 rows
-// present: the panel straight from the groups. Prefill used to restore GGML's blocks
+// Rows in the lanes layout (lanes_layout.h), all 16 rows present: the panel straight
+// from the groups. Prefill used to restore GGML's blocks
 // first, per panel and call: for Q4_K that cost 5x the unpacking (1.75 us a 4096-wide
 // row), for Q4_1 0.24 us against panelDirect's own work. Lane d of a group's quant
 // vector v holds 4 quant bytes of block d / L (L lanes a block), so transposing the
 // 16 rows' vector v leaves in word d one 4-column word of all 16 rows, which is the
-// panel's layout; nibbles split into their two columns as in panelDirect. The same
+// panel's layout; nibbles split into their two columns as in panelDirect, Q5_0's fifth
+// bits added from the same transpose of the rows' high-bit words. The same
 // numbers as the GGML path: the same quants, and scales and corrections made by the
 // same float operations.
 template <GgmlType Type>
@@ -211,7 +226,14 @@ Panel panelFromLanes(const uint8_t* w, size_t rowBytes, int64_t cols) {
     size_t at = 0;  // the group's offset in its row
     forEachLanesGroup(nb, [&](LanesGroup g, int64_t b0) {
         const int lanes = g.lanesPerBlock(), vectorBytes = lanesVectorBytes(g), present = lanes * g.blocks;
-        const __mmask64 k = vectorBytes >= 64 ? ~0ull : (1ull << vectorBytes) - 1;
+        const __mmask64 k = byteMask(vectorBytes);
+        [[maybe_unused]] __m512i highBits[16];  // Q5_0: word k holds block k's 32 high bits of all 16 rows
+        if constexpr (Type == GgmlType::Q5_0) {
+            const int at5 = lanesVectors(Type, g) * vectorBytes;
+            const __mmask64 k5 = byteMask(4 * g.blocks);
+            for (int r = 0; r < kPanelRows; ++r) highBits[r] = _mm512_maskz_loadu_epi8(k5, w + r * rowBytes + at + at5);
+            transposeWords16(highBits);
+        }
         for (int v = 0; v < lanesVectors(Type, g); ++v) {
             __m512i words[16];
             for (int r = 0; r < kPanelRows; ++r) words[r] = _mm512_maskz_loadu_epi8(k, w + r * rowBytes + at + v * vectorBytes);
@@ -222,8 +244,14 @@ Panel panelFromLanes(const uint8_t* w, size_t rowBytes, int64_t cols) {
                 if constexpr (Type == GgmlType::Q8_0) {
                     _mm512_store_si512(out, words[d]);  // already u = w + 128
                 } else {  // byte i: value i low, i + 16 high
-                    _mm512_store_si512(out, _mm512_and_si512(words[d], m4));
-                    _mm512_store_si512(out + 16 * kPanelRows, _mm512_and_si512(_mm512_srli_epi16(words[d], 4), m4));
+                    __m512i lo = _mm512_and_si512(words[d], m4), hi = _mm512_and_si512(_mm512_srli_epi16(words[d], 4), m4);
+                    if constexpr (Type == GgmlType::Q5_0) {
+                        const int j = static_cast<int>(column % kQK);  // values j .. j + 3 and j + 16 .. j + 19
+                        lo = withFifthBits(lo, highBits[d / lanes], j);
+                        hi = withFifthBits(hi, highBits[d / lanes], j + 16);
+                    }
+                    _mm512_store_si512(out, lo);
+                    _mm512_store_si512(out + 16 * kPanelRows, hi);
                 }
             }
         }
@@ -340,7 +368,8 @@ bool panelRowsLanesAvx512(GgmlType type, const uint8_t* w, size_t rowBytes, int 
     case GgmlType::Q4_1: p = panelFromLanes<GgmlType::Q4_1>(w, rowBytes, cols); break;
     case GgmlType::Q8_0: p = panelFromLanes<GgmlType::Q8_0>(w, rowBytes, cols); break;
     case GgmlType::Q4_K: p = panelFromLanes<GgmlType::Q4_K>(w, rowBytes, cols); break;
-    default: return false;  // Q5_0: restored to GGML's blocks by the caller
+    case GgmlType::Q5_0: p = panelFromLanes<GgmlType::Q5_0>(w, rowBytes, cols); break;
+    default: return false;
     }
     panelAllTokens(p, act, y, yStride, rows);
     return true;
