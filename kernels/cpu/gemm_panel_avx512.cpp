@@ -11,8 +11,9 @@
 // once per group: 8 dpbusd + 4 ops per 32 values instead of 16.
 //
 // The panel is built per call and reused by every token: for Q4_0, Q4_1 and
-// Q8_0 straight from the blocks, for the other formats from the unpacked tile
-// (a 16x16 transpose of 4-byte words per 64 columns).
+// Q8_0 straight from the blocks, for rows in the lanes layout straight from
+// their groups, for the other formats from the unpacked tile (a 16x16
+// transpose of 4-byte words per 64 columns).
 #include "lanes_factors_avx512.h"
 #include "lanes_layout.h"
 #include "quant_blocks.h"
@@ -84,6 +85,16 @@ PanelStorage panelStorage(int64_t cp, int g) {
     auto* q = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(storage.data()) + 63) / 64 * 64);
     auto* scale = reinterpret_cast<float*>(q + qBytes);
     return PanelStorage{q, scale, scale + cp / g * kPanelRows};
+}
+
+// A 32-value-block panel's blocks nb .. cp / 32 - 1, the padding to whole 64-value
+// pairs: zero weights, zero scales and corrections.
+void zeroPadding(const PanelStorage& p, int64_t nb, int64_t cp) {
+    for (int64_t b = nb; b < cp / kQK; ++b) {
+        std::memset(p.q + b * kQK * kPanelRows, 0, kQK * kPanelRows);
+        std::memset(p.scale + b * kPanelRows, 0, kPanelRows * sizeof(float));
+        std::memset(p.corr + b * kPanelRows, 0, kPanelRows * sizeof(float));
+    }
 }
 
 // Any format: from the unpacked tile (u8 rows, per-4 scales, per-16 corrections).
@@ -169,11 +180,7 @@ Panel panelDirect(const uint8_t* w, size_t rowBytes, int64_t cols) {
         else
             _mm512_store_ps(corr + b * kPanelRows, _mm512_mul_ps(d, _mm512_set1_ps(Type == GgmlType::Q4_0 ? -8.0f : -128.0f)));
     }
-    for (int64_t b = nb; b < cp / kQK; ++b) {  // padding to whole 64-value pairs: zero weights, zero scales
-        std::memset(q + b * kQK * kPanelRows, 0, kQK * kPanelRows);
-        std::memset(scale + b * kPanelRows, 0, kPanelRows * sizeof(float));
-        std::memset(corr + b * kPanelRows, 0, kPanelRows * sizeof(float));
-    }
+    zeroPadding(PanelStorage{q, scale, corr}, nb, cp);
     return Panel{cp, kQK, q, scale, corr};
 }
 
@@ -209,15 +216,14 @@ void laneFactorsOf16Rows(const uint8_t* tail, size_t rowBytes, __m512i (&scale)[
 }
 
 // Rows in the lanes layout (lanes_layout.h), all 16 rows present: the panel straight
-// from the groups. Prefill used to restore GGML's blocks
-// first, per panel and call: for Q4_K that cost 5x the unpacking (1.75 us a 4096-wide
-// row), for Q4_1 0.24 us against panelDirect's own work. Lane d of a group's quant
-// vector v holds 4 quant bytes of block d / L (L lanes a block), so transposing the
-// 16 rows' vector v leaves in word d one 4-column word of all 16 rows, which is the
-// panel's layout; nibbles split into their two columns as in panelDirect, Q5_0's fifth
-// bits added from the same transpose of the rows' high-bit words. The same
-// numbers as the GGML path: the same quants, and scales and corrections made by the
-// same float operations.
+// from the groups. Prefill used to restore GGML's blocks first, per panel and call: for
+// Q4_K that cost 5x the unpacking (1.75 us a 4096-wide row), for Q4_1 0.24 us against
+// panelDirect's own work. Lane d of a group's quant vector v holds 4 quant bytes of
+// block d / L (L lanes a block), so transposing the 16 rows' vector v leaves in word d
+// one 4-column word of all 16 rows, which is the panel's layout; nibbles split into
+// their two columns as in panelDirect, Q5_0's fifth bits added from the same transpose
+// of the rows' high-bit words. The same numbers as the GGML path: the same quants, and
+// scales and corrections made by the same float operations.
 template <GgmlType Type>
 Panel panelFromLanes(const uint8_t* w, size_t rowBytes, int64_t cols) {
     const int64_t cp = padCols(cols), nb = cols / kQK;
@@ -265,11 +271,7 @@ Panel panelFromLanes(const uint8_t* w, size_t rowBytes, int64_t cols) {
         }
         at += static_cast<size_t>(lanesGroupBytes(Type, g));
     });
-    for (int64_t b = nb; b < cp / kQK; ++b) {  // padding to whole 64-value pairs: zero weights, zero scales
-        std::memset(q + b * kQK * kPanelRows, 0, kQK * kPanelRows);
-        std::memset(scale + b * kPanelRows, 0, kPanelRows * sizeof(float));
-        std::memset(corr + b * kPanelRows, 0, kPanelRows * sizeof(float));
-    }
+    zeroPadding(PanelStorage{q, scale, corr}, nb, cp);
     return Panel{cp, kQK, q, scale, corr};
 }
 

@@ -42,8 +42,9 @@ struct WeightMatrix {
 };
 
 // Whether this CPU multiplies weights of `type` faster repacked into the lanes
-// layout (kernels/cpu/lanes_layout.h: Q4_0, Q4_1, Q8_0 on AVX-512 VNNI and on
-// AVX2; off with KESTREL_CPU_LANES=0). The backend repacks such weights once at load.
+// layout (kernels/cpu/lanes_layout.h: Q4_0, Q4_1, Q8_0 and Q4_K on AVX-512 VNNI
+// and on AVX2, Q5_0 on AVX-512; off with KESTREL_CPU_LANES=0). The backend
+// repacks such weights once at load.
 bool lanesLayoutAvailable(GgmlType type);
 // Bytes the repacked matrix needs, and the repacking itself: `dst` (64-byte
 // aligned, lanesLayoutBytes(w) bytes) gets w's rows in the lanes layout; the
