@@ -1,7 +1,9 @@
 // Internal to kernels/cpu (AVX-512 files only): a lanes-layout group's float
 // factors per lane (lanes_layout.h), for the lanes GEMV (gemv_lanes_avx512.cpp)
 // and for prefill's panels built straight from the lanes layout
-// (gemm_panel_avx512.cpp). Lane l belongs to block l / L (L = 16 / Slots).
+// (gemm_panel_avx512.cpp). Lane l belongs to block l / L (L = 16 / Slots). In an
+// unnamed namespace, as high_bits_avx2.h, so each file keeps its own copy built with
+// its own ISA flags.
 #pragma once
 
 #include "ggml_types.h"
@@ -12,6 +14,7 @@
 #include <cstring>
 
 namespace kestrel::kernels {
+namespace {
 
 // Four f16 scales (the low 8 bytes of `four`) as floats, each repeated over 4 lanes.
 inline __m512 fourScalesOverLanes(__m128i four) {
@@ -66,4 +69,5 @@ inline __m512 laneMinimum(const uint8_t* tail) {
     else return laneScales<Slots>(tail + 2 * Slots);
 }
 
+}  // namespace
 }  // namespace kestrel::kernels
