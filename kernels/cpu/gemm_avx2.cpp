@@ -2,6 +2,7 @@
 // Register tiles of 2 weight rows x 4 tokens: each unpacked weight vector is
 // loaded once and used for 4 tokens, each activation vector for 2 rows.
 #include "high_bits_avx2.h"
+#include "lanes_activations.h"
 #include "matmul.h"
 #include "quant_blocks.h"
 
@@ -320,14 +321,9 @@ void rowsQ6_KTokens(const uint8_t* w, size_t rowBytes, int64_t rows, int64_t col
                     float* y, int64_t yStride) {
     for (int64_t r = 0; r < rows; ++r) {
         const uint8_t* row = w + r * rowBytes;
-        for (int64_t t0 = 0; t0 < act.tokens; t0 += 4) {
-            switch (std::min<int64_t>(4, act.tokens - t0)) {
-            case 4: rowQ6_KTokens<4>(row, cols, act, t0, y + r, yStride); break;
-            case 3: rowQ6_KTokens<3>(row, cols, act, t0, y + r, yStride); break;
-            case 2: rowQ6_KTokens<2>(row, cols, act, t0, y + r, yStride); break;
-            default: rowQ6_KTokens<1>(row, cols, act, t0, y + r, yStride); break;
-            }
-        }
+        forLanesTokenPasses(act.tokens, [&](auto t, int64_t t0) {
+            rowQ6_KTokens<decltype(t)::value>(row, cols, act, t0, y + r, yStride);
+        });
     }
 }
 

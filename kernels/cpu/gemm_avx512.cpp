@@ -4,6 +4,7 @@
 // accumulators, 4 weight vectors, the activation vectors, within 32 registers.
 #include "fold_lanes_avx512.h"
 #include "high_bits_avx2.h"
+#include "lanes_activations.h"
 #include "matmul.h"
 #include "quant_blocks.h"
 
@@ -251,10 +252,12 @@ void rowsQ6_K(const uint8_t* w, size_t rowBytes, int64_t cols, const QuantActiva
     __m512 acc[T][R], corr[T][R];
     for (int t = 0; t < T; ++t)
         for (int r = 0; r < R; ++r) acc[t][r] = corr[t][r] = _mm512_setzero_ps();
+    const BlockQ6_K* blocks[R];
+    for (int r = 0; r < R; ++r) blocks[r] = reinterpret_cast<const BlockQ6_K*>(w + r * rowBytes);
     for (int64_t i = 0; i < nb; ++i) {
         __m512 sd[R];  // d * sc of the 16 groups
         for (int r = 0; r < R; ++r) {
-            const auto& b = reinterpret_cast<const BlockQ6_K*>(w + r * rowBytes)[i];
+            const BlockQ6_K& b = blocks[r][i];
             sd[r] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)))),
                                   _mm512_set1_ps(_cvtsh_ss(b.d)));
             for (int t = 0; t < T; ++t)
@@ -267,7 +270,7 @@ void rowsQ6_K(const uint8_t* w, size_t rowBytes, int64_t cols, const QuantActiva
             __m512i u0[R], u1[R];
             __m512 sc0[R], sc1[R];
             for (int r = 0; r < R; ++r) {
-                const auto& b = reinterpret_cast<const BlockQ6_K*>(w + r * rowBytes)[i];
+                const BlockQ6_K& b = blocks[r][i];
                 const __m512i ql = _mm512_loadu_si512(b.ql + 64 * h);
                 const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh + 32 * h)));
                 u0[r] = _mm512_or_si512(_mm512_and_si512(ql, m4), _mm512_and_si512(_mm512_sllv_epi16(qh, lowShift), m30));
@@ -296,14 +299,9 @@ void rowsQ6_K(const uint8_t* w, size_t rowBytes, int64_t cols, const QuantActiva
 template <int R>
 void rowsQ6_KAllTokens(const uint8_t* w, size_t rowBytes, int64_t cols, const QuantActivations& act, float* y,
                        int64_t yStride) {
-    for (int64_t t0 = 0; t0 < act.tokens; t0 += 4) {
-        switch (std::min<int64_t>(4, act.tokens - t0)) {
-        case 4: rowsQ6_K<R, 4>(w, rowBytes, cols, act, t0, y, yStride); break;
-        case 3: rowsQ6_K<R, 3>(w, rowBytes, cols, act, t0, y, yStride); break;
-        case 2: rowsQ6_K<R, 2>(w, rowBytes, cols, act, t0, y, yStride); break;
-        default: rowsQ6_K<R, 1>(w, rowBytes, cols, act, t0, y, yStride); break;
-        }
-    }
+    forLanesTokenPasses(act.tokens, [&](auto t, int64_t t0) {
+        rowsQ6_K<R, decltype(t)::value>(w, rowBytes, cols, act, t0, y, yStride);
+    });
 }
 
 // y[t * yStride + r] for 1..8 tokens of Q6_K rows (passes of up to 4 tokens; later passes find the rows in L1).

@@ -192,22 +192,20 @@ inline __mmask64 byteMask(int n) { return n >= 64 ? ~0ull : (1ull << n) - 1; }
 // 16 is added where it is set.
 inline __m512i withFifthBits(__m512i values, __m512i bits, int j) {
     const __m512i wordBase = _mm512_set4_epi32(0x0c0c0c0c, 0x08080808, 0x04040404, 0x00000000);
-    const __m512i bytes = _mm512_shuffle_epi8(bits, _mm512_add_epi8(wordBase, _mm512_set1_epi8(static_cast<char>(j / 8))));
-    const __mmask64 set = _mm512_test_epi8_mask(bytes, _mm512_set1_epi32(0x08040201 << (j % 8)));
-    return _mm512_mask_add_epi8(values, set, values, _mm512_set1_epi8(16));
+    return addFifthBits(values, bits, _mm512_add_epi8(wordBase, _mm512_set1_epi8(static_cast<char>(j / 8))),
+                        _mm512_set1_epi32(0x08040201 << (j % 8)));
 }
 
 // A lanes group's per-lane factors (a scale and a correction per lane) of 16 rows,
 // transposed: f[l] holds lane l's factor of every row (the panel's order).
 template <GgmlType Type, int Slots>
 void laneFactorsOf16Rows(const uint8_t* tail, size_t rowBytes, __m512i (&scale)[16], __m512i (&corr)[16]) {
-    constexpr float zeroPoint = Type == GgmlType::Q4_0 ? -8.0f : Type == GgmlType::Q5_0 ? -16.0f : -128.0f;
     for (int r = 0; r < kPanelRows; ++r) {
         const uint8_t* p = tail + r * rowBytes;
         const __m512 d = laneScale<Type, Slots>(p);
         __m512 c;
-        if constexpr (Type == GgmlType::Q4_1 || Type == GgmlType::Q4_K) c = laneMinimum<Type, Slots>(p);
-        else c = _mm512_mul_ps(d, _mm512_set1_ps(zeroPoint));  // as panelDirect and the tiles
+        if constexpr (lanesHasMinimum(Type)) c = laneMinimum<Type, Slots>(p);
+        else c = _mm512_mul_ps(d, _mm512_set1_ps(-static_cast<float>(lanesZeroPoint(Type))));  // as panelDirect and the tiles
         scale[r] = _mm512_castps_si512(d);
         corr[r] = _mm512_castps_si512(c);
     }

@@ -96,7 +96,7 @@ inline void halfProduct(const uint8_t* w, int vectorBytes, int h, const unsigned
         }
     }
     const uint8_t* scales = w + V * vectorBytes;
-    constexpr bool kMinimum = Type == GgmlType::Q4_1 || Type == GgmlType::Q4_K;
+    constexpr bool kMinimum = lanesHasMinimum(Type);
     __m256 d, m = _mm256_setzero_ps();
     if constexpr (Type == GgmlType::Q4_K) {
         d = q4kHalfFactors<Slots, false>(scales, h);

@@ -31,6 +31,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <vector>
 
@@ -81,10 +82,10 @@ inline __mmask64 byteMask(int n) { return n >= 64 ? ~0ull : (1ull << n) - 1; }
 // activation quants at `sums` (Q4_0 weights are u - 8, Q5_0's u - 16, Q8_0's are stored as u = q + 128).
 template <GgmlType Type>
 inline __m512i zeroPointStart(const unsigned char* sums) {
-    if constexpr (Type == GgmlType::Q4_1 || Type == GgmlType::Q4_K) {
+    if constexpr (lanesZeroPoint(Type) == 0) {
         return _mm512_setzero_si512();
     } else {
-        constexpr int shift = Type == GgmlType::Q4_0 ? 3 : Type == GgmlType::Q5_0 ? 4 : 7;  // x 8, 16 or 128
+        constexpr int shift = std::countr_zero(static_cast<unsigned>(lanesZeroPoint(Type)));  // x 8, 16 or 128
         return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(_mm512_loadu_si512(sums), shift));
     }
 }
@@ -128,9 +129,7 @@ inline __m128i blockWords(const uint8_t* p, int blocks) {
 template <int Slots>
 inline __m512i withHighBits(__m512i nibbles, __m512i highBits, int v, bool high) {
     const HighBitTable& t = Slots == 16 ? kHighBits16[v][high] : kHighBits4[high];
-    const __m512i bytes = _mm512_shuffle_epi8(highBits, _mm512_loadu_si512(t.shuffle));
-    const __mmask64 set = _mm512_test_epi8_mask(bytes, _mm512_loadu_si512(t.test));
-    return _mm512_mask_add_epi8(nibbles, set, nibbles, _mm512_set1_epi8(16));
+    return addFifthBits(nibbles, highBits, _mm512_loadu_si512(t.shuffle), _mm512_loadu_si512(t.test));
 }
 
 // One group for R rows and T tokens: acc[t][r] += the group's share of row r . token t.
@@ -203,7 +202,7 @@ inline void groupProduct(const uint8_t* w, size_t rowBytes, int blocks, const un
     // with the rows' minima live through the token loop as well, the accumulators spilled
     // (4 tokens of 576-wide rows ~15 % slower). Each (row, token) still adds its product
     // term and then its minimum term, the one-token order.
-    if constexpr (Type == GgmlType::Q4_1 || Type == GgmlType::Q4_K) {
+    if constexpr (lanesHasMinimum(Type)) {
         __m512 m[R];
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) m[r] = laneMinimum<Type, Slots>(w + r * rowBytes + scalesAt);

@@ -1,12 +1,13 @@
 // Internal to kernels/cpu (AVX-512 files only): a lanes-layout group's float
-// factors per lane (lanes_layout.h), for the lanes GEMV (gemv_lanes_avx512.cpp)
-// and for prefill's panels built straight from the lanes layout
-// (gemm_panel_avx512.cpp). Lane l belongs to block l / L (L = 16 / Slots). In an
+// factors per lane (lanes_layout.h) and Q5_0's fifth bits, for the lanes GEMV
+// (gemv_lanes_avx512.cpp) and for prefill's panels built straight from the lanes
+// layout (gemm_panel_avx512.cpp). Lane l belongs to block l / L (L = 16 / Slots). In an
 // unnamed namespace, as high_bits_avx2.h, so each file keeps its own copy built with
 // its own ISA flags.
 #pragma once
 
 #include "ggml_types.h"
+#include "lanes_layout.h"
 
 #include <immintrin.h>
 
@@ -64,9 +65,17 @@ inline __m512 laneScale(const uint8_t* tail) {
 // A lane's minimum, for the types with one: Q4_1's m, Q4_K's -dmin * m.
 template <GgmlType Type, int Slots>
 inline __m512 laneMinimum(const uint8_t* tail) {
-    static_assert(Type == GgmlType::Q4_1 || Type == GgmlType::Q4_K);
+    static_assert(lanesHasMinimum(Type));
     if constexpr (Type == GgmlType::Q4_K) return q4kLaneFactors<Slots, true>(tail);
     else return laneScales<Slots>(tail + 2 * Slots);
+}
+
+// Q5_0's fifth bits added to 5-bit values' low four: `pick` (a vpshufb control) copies into
+// each byte the byte of `bits` that holds its value's fifth bit, `test` selects that bit,
+// and 16 is added where it is set.
+inline __m512i addFifthBits(__m512i values, __m512i bits, __m512i pick, __m512i test) {
+    const __mmask64 set = _mm512_test_epi8_mask(_mm512_shuffle_epi8(bits, pick), test);
+    return _mm512_mask_add_epi8(values, set, values, _mm512_set1_epi8(16));
 }
 
 }  // namespace

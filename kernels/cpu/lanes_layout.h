@@ -68,6 +68,15 @@ inline bool isLanesType(GgmlType type) {
 // AVX-512 byte tests); the AVX2 GEMV takes the others.
 constexpr bool lanesAvx512Only(GgmlType type) { return type == GgmlType::Q5_0; }
 
+// Lanes types whose weights carry a float minimum per block (Q4_1's m, Q4_K's dmin * m),
+// applied as minimum x (dx * sum of the block's activation quants).
+constexpr bool lanesHasMinimum(GgmlType type) { return type == GgmlType::Q4_1 || type == GgmlType::Q4_K; }
+// The zero point of the others' stored quants: weights are u - z (Q8_0's bytes are stored as
+// u = q + 128); 0 for the types with a minimum.
+constexpr int lanesZeroPoint(GgmlType type) {
+    return type == GgmlType::Q4_0 ? 8 : type == GgmlType::Q5_0 ? 16 : type == GgmlType::Q8_0 ? 128 : 0;
+}
+
 // Quant vectors of a group and bytes each (for `g`'s blocks present); inline
 // so that the kernels, which know the type at compile time, fold them.
 inline int lanesVectors(GgmlType type, LanesGroup g) { return type == GgmlType::Q8_0 ? g.slots / 2 : g.slots / 4; }
