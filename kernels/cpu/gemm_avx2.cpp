@@ -14,6 +14,10 @@
 #include <vector>
 
 namespace kestrel::kernels {
+
+void panelRowsAvx2(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols,
+                   const QuantActivations& act, float* y, int64_t yStride);
+
 namespace {
 
 inline float hsum(__m256 v) {
@@ -372,7 +376,7 @@ void toFloatAvx2(GgmlType type, const void* src, float* dst, int64_t n) {
                              dst + i, n - i);
 }
 
-const IsaKernels kAvx2{"avx2", unpackRowsAvx2, intTileAvx2, floatTileAvx2, toFloatAvx2, quantizeActivationsAvx2, rowsOneTokenAvx2, nullptr, rowsFewTokensAvx2, nullptr};
+const IsaKernels kAvx2{"avx2", unpackRowsAvx2, intTileAvx2, floatTileAvx2, toFloatAvx2, quantizeActivationsAvx2, rowsOneTokenAvx2, panelRowsAvx2, rowsFewTokensAvx2, nullptr};
 
 }  // namespace
 

@@ -203,6 +203,47 @@ private slots:
         QVERIFY2(aggregate < aggregateBound, "error against the float-activation reference is too large");
     }
 
+    // Every quant at its largest magnitude against activations at +-127: the AVX2 panels add
+    // maddubs's 16-bit sums over runs of words before widening, so a run one word too long
+    // would saturate here (and only here: random data stays far from 32767).
+    void extremeQuantsMatchReference_data() {
+        QTest::addColumn<int>("type");
+        for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0, GgmlType::Q5_1, GgmlType::Q8_0,
+                           GgmlType::Q2_K, GgmlType::Q3_K, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K})
+            QTest::newRow(ggmlTypeName(t).data()) << static_cast<int>(t);
+    }
+
+    void extremeQuantsMatchReference() {
+        QFETCH(int, type);
+        const auto t = static_cast<GgmlType>(type);
+        const auto traits = *ggmlTypeTraits(t);
+        const int64_t rows = 17, cols = 2 * 256;
+        const size_t rowBytes = *ggmlRowBytes(t, static_cast<uint64_t>(cols));
+        // All bits set: every unsigned quant field at its maximum; Q8_0's quants at -128.
+        std::vector<uint8_t> wbytes(rowBytes * rows, t == GgmlType::Q8_0 ? 0x80 : 0xff);
+        for (const auto& sf : kScaleFields) {
+            if (sf.type != t) continue;
+            const uint16_t h = halfOf(0.01f);
+            for (size_t b = 0; b < wbytes.size() / traits.blockBytes; ++b)
+                for (int off : sf.offsets) std::memcpy(wbytes.data() + b * traits.blockBytes + off, &h, 2);
+        }
+        const WeightMatrix w{t, wbytes.data(), rows, cols, rowBytes};
+        ThreadPool pool(2);
+        for (int64_t tokens : {2, 64}) {
+            std::vector<float> x(static_cast<size_t>(tokens * cols));
+            for (int64_t i = 0; i < tokens * cols; ++i) x[static_cast<size_t>(i)] = (i / cols) % 2 ? -1.0f : 1.0f;
+            const std::vector<float> exact = quantisedActivationReference(w, x, tokens);
+            for (CpuIsa isa : {CpuIsa::Scalar, CpuIsa::Avx2, CpuIsa::Avx512Vnni}) {
+                if (!isaSupported(isa)) continue;
+                std::vector<float> y(exact.size(), std::nanf(""));
+                QVERIFY(matmulWithIsa(isa, w, x.data(), tokens, y.data(), pool, false));
+                const double err = normalisedError(y, exact);
+                QVERIFY2(err < 1e-4, qPrintable(QStringLiteral("%1 %2 tokens %3: error %4")
+                                                     .arg(isaName(isa)).arg(ggmlTypeName(t).data()).arg(tokens).arg(err)));
+            }
+        }
+    }
+
     void activeIsaIsKnown() {
         const QByteArray isa = activeIsa();
         QVERIFY2(isa == "scalar" || isa == "avx2" || isa == "avx512vnni", isa.constData());

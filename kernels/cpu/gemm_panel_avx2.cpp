@@ -1,0 +1,229 @@
+// Multi-token integer products on 16-row panels for AVX2 (compiled with
+// -mavx2/-mfma/-mf16c; called only after cpuid says so): prefill on CPUs
+// without AVX-512, most desktop CPUs.
+//
+// Why: the 2x4 register tile of gemm_avx2.cpp spends five vector ops per 32
+// multiply-adds (maddubs, madd, int->float, scale product, FMA), because each
+// maddubs covers 32 columns of one row, one block whose scale must be applied
+// before the next. Here a ymm holds 4 consecutive quants of 8 rows (half of the
+// panel of gemm_panel_avx512.cpp, same layout), the activations are 4-byte
+// broadcasts, and maddubs's 16-bit pair sums of a scale group are added in 16
+// bits (exact: the run of words added is short enough that no sum can pass
+// 32767), widened with one madd per run, and scaled once per group: a word of
+// 8 rows x 4 columns costs maddubs + add, 16 multiply-adds per op.
+//
+// Q8_0 (u = w + 128, too large for maddubs's unsigned side) is multiplied
+// signed, as the tiles do: maddubs(|w|, sign(x, w)), one word per run, no offset
+// correction.
+//
+// Each (row, token) sees the same operations in the same order whatever the
+// token count, and the integer sums are exact whatever the run length, so a
+// row's result does not depend on how many tokens the call has.
+#include "quant_blocks.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace kestrel::kernels {
+namespace {
+
+constexpr int kHalfRows = 8;  // rows of a ymm word; a panel is two halves
+
+// Rows 0..7 of 32 bytes each -> r[j] = dword j of every row, in row order.
+inline void transposeWords8(__m256i (&r)[8]) {
+    __m256i t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_epi32(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_epi32(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        u[i] = _mm256_unpacklo_epi64(t[i], t[i + 2]);
+        u[i + 1] = _mm256_unpackhi_epi64(t[i], t[i + 2]);
+        u[i + 2] = _mm256_unpacklo_epi64(t[i + 1], t[i + 3]);
+        u[i + 3] = _mm256_unpackhi_epi64(t[i + 1], t[i + 3]);
+    }
+    // u[i] (i < 4): rows 0-3 of dwords {i, i + 4} in its two 128-bit halves; u[4 + i]: rows 4-7.
+    for (int i = 0; i < 4; ++i) {
+        r[i] = _mm256_permute2x128_si256(u[i], u[4 + i], 0x20);
+        r[4 + i] = _mm256_permute2x128_si256(u[i], u[4 + i], 0x31);
+    }
+}
+
+// The panel: q[c / 4][row][4] (64 bytes per 4 columns, rows 0-7 then 8-15), per
+// scale group g: scale[g][row], corr[g][row]; `run`: words whose 16-bit sums may be
+// added before widening.
+struct Panel {
+    int64_t colsPadded = 0;
+    int group = 32;
+    int run = 1;
+    bool signedQ = false;
+    const uint8_t* q = nullptr;
+    const float* scale = nullptr;
+    const float* corr = nullptr;
+};
+
+// Words of 4 columns whose maddubs sums (two products of at most maxU * 127 each)
+// add up to at most 32767, a power of two dividing the group's words.
+int runFor(int maxU, int group) {
+    int run = group / 4;
+    while (run > 1 && run * 2 * maxU * 127 > 32767) run /= 2;
+    return run;
+}
+
+// The tile's largest quant: the run length is then safe for any data, a hostile file's too.
+int maxQuant(const UnpackedTile& tile) {
+    __m256i m = _mm256_setzero_si256();
+    for (int r = 0; r < tile.rows; ++r) {
+        const uint8_t* u = tile.u + r * tile.colsPadded;
+        for (int64_t c = 0; c < tile.colsPadded; c += 32)
+            m = _mm256_max_epu8(m, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u + c)));
+    }
+    alignas(32) uint8_t b[32];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(b), m);
+    return *std::max_element(b, b + 32);
+}
+
+Panel panelFromTile(const UnpackedTile& tile) {
+    const int64_t cp = tile.colsPadded;
+    const int g = tile.scaleGroup;
+    const int64_t groups = cp / g;
+    thread_local std::vector<unsigned char> storage;
+    const size_t qBytes = static_cast<size_t>(cp) * kPanelRows;
+    const size_t need = qBytes + 2 * static_cast<size_t>(groups) * kPanelRows * sizeof(float) + 32;
+    if (storage.size() < need) storage.resize(need);
+    auto* q = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(storage.data()) + 31) / 32 * 32);
+    auto* scale = reinterpret_cast<float*>(q + qBytes);
+    float* corr = scale + groups * kPanelRows;
+
+    // Q8_0's u = w + 128 flipped back to signed bytes.
+    const __m256i flip = _mm256_set1_epi8(static_cast<char>(tile.signedU ? 0x80 : 0));
+    for (int h = 0; h < 2; ++h) {
+        const uint8_t* rows[kHalfRows];
+        for (int r = 0; r < kHalfRows; ++r) {
+            const int row = h * kHalfRows + r;
+            rows[r] = tile.u + (row < tile.rows ? row : 0) * cp;  // missing rows: any data, zero scales
+        }
+        for (int64_t c = 0; c < cp; c += 32) {
+            __m256i v[8];
+            for (int r = 0; r < kHalfRows; ++r)
+                v[r] = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[r] + c)), flip);
+            transposeWords8(v);
+            for (int j = 0; j < 8; ++j)
+                _mm256_store_si256(reinterpret_cast<__m256i*>(q + (c / 4 + j) * 64 + h * 32), v[j]);
+        }
+    }
+    std::memset(scale, 0, static_cast<size_t>(groups) * kPanelRows * sizeof(float));
+    std::memset(corr, 0, static_cast<size_t>(groups) * kPanelRows * sizeof(float));
+    // Row r's group scales are every (g/4)-th of scale4, its corrections every (g/16)-th of
+    // corr16 (as gemm_panel_avx512.cpp's panels).
+    for (int r = 0; r < tile.rows; ++r) {
+        const float* s4 = tile.scale4 + r * cp / 4;
+        const float* c16 = tile.corr16 + r * cp / 16;
+        for (int64_t k = 0; k < groups; ++k) {
+            scale[k * kPanelRows + r] = s4[k * g / 4];
+            corr[k * kPanelRows + r] = c16[k * g / 16];
+        }
+    }
+    const int run = tile.signedU ? 1 : runFor(maxQuant(tile), g);
+    return Panel{cp, g, run, tile.signedU, q, scale, corr};
+}
+
+inline __m256i broadcast4(const int8_t* p) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return _mm256_set1_epi32(v);
+}
+
+// Tokens t0 .. t0 + T - 1 against rows 8h .. 8h + 7 of the panel; y (already at the
+// panel's first row) gets `rows` (1-8) values of this half per token.
+template <int T, int G, int Run, bool Signed>
+void halfMicro(const Panel& p, int h, const QuantActivations& act, int64_t t0, float* y, int64_t yStride, int rows) {
+    const int64_t cp = p.colsPadded;
+    const int64_t groups = cp / G;
+    const float* sums = G == 32 ? act.s32 : act.s16;
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+    for (int64_t k = 0; k < groups; ++k) {
+        const uint8_t* q = p.q + k * G * kPanelRows + h * 32;
+        __m256i dot[T];
+        for (int j0 = 0; j0 < G / 4; j0 += Run) {
+            __m256i pairs[T];
+            for (int j = j0; j < j0 + Run; ++j) {
+                const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(q + j * 64));
+                [[maybe_unused]] const __m256i magnitude = Signed ? _mm256_abs_epi8(w) : w;
+                for (int t = 0; t < T; ++t) {
+                    const __m256i x = broadcast4(act.qs + (t0 + t) * cp + k * G + j * 4);
+                    const __m256i s = Signed ? _mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(x, w))
+                                             : _mm256_maddubs_epi16(w, x);
+                    pairs[t] = j == j0 ? s : _mm256_add_epi16(pairs[t], s);
+                }
+            }
+            for (int t = 0; t < T; ++t) {
+                const __m256i d = _mm256_madd_epi16(pairs[t], ones);
+                dot[t] = j0 == 0 ? d : _mm256_add_epi32(dot[t], d);
+            }
+        }
+        const __m256 sc = _mm256_loadu_ps(p.scale + k * kPanelRows + h * kHalfRows);
+        const __m256 cr = _mm256_loadu_ps(p.corr + k * kPanelRows + h * kHalfRows);
+        for (int t = 0; t < T; ++t) {
+            const __m256 dx = _mm256_set1_ps(act.dx4[(t0 + t) * cp / 4 + k * G / 4]);
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[t]), _mm256_mul_ps(sc, dx), acc[t]);
+            if constexpr (!Signed) acc[t] = _mm256_fmadd_ps(cr, _mm256_set1_ps(sums[(t0 + t) * groups + k]), acc[t]);
+        }
+    }
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(rows), lane);
+    for (int t = 0; t < T; ++t) _mm256_maskstore_ps(y + (t0 + t) * yStride + h * kHalfRows, mask, acc[t]);
+}
+
+template <int G, int Run, bool Signed>
+void halfTokens(const Panel& p, int h, const QuantActivations& act, float* y, int64_t yStride, int rows) {
+    constexpr int kT = 4;
+    int64_t t = 0;
+    for (; t + kT <= act.tokens; t += kT) halfMicro<kT, G, Run, Signed>(p, h, act, t, y, yStride, rows);
+    switch (act.tokens - t) {
+    case 3: halfMicro<3, G, Run, Signed>(p, h, act, t, y, yStride, rows); break;
+    case 2: halfMicro<2, G, Run, Signed>(p, h, act, t, y, yStride, rows); break;
+    case 1: halfMicro<1, G, Run, Signed>(p, h, act, t, y, yStride, rows); break;
+    default: break;
+    }
+}
+
+template <int G>
+void halfTokensByRun(const Panel& p, int h, const QuantActivations& act, float* y, int64_t yStride, int rows) {
+    if (p.signedQ) return halfTokens<G, 1, true>(p, h, act, y, yStride, rows);
+    switch (p.run) {
+    case 8:
+        if constexpr (G == 32) return halfTokens<G, 8, false>(p, h, act, y, yStride, rows);
+        break;
+    case 4: return halfTokens<G, 4, false>(p, h, act, y, yStride, rows);
+    case 2: return halfTokens<G, 2, false>(p, h, act, y, yStride, rows);
+    default: break;
+    }
+    halfTokens<G, 1, false>(p, h, act, y, yStride, rows);
+}
+
+}  // namespace
+
+// An IsaKernels::panelRows for AVX2 (gemm_avx2.cpp's table).
+void panelRowsAvx2(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols,
+                   const QuantActivations& act, float* y, int64_t yStride) {
+    thread_local std::vector<unsigned char> scratch;
+    const int64_t cp = padCols(cols);
+    if (scratch.size() < unpackedTileBytes(cp, kPanelRows)) scratch.resize(unpackedTileBytes(cp, kPanelRows));
+    UnpackedTile tile = makeUnpackedTile(scratch.data(), cp, kPanelRows);
+    unpackRowsAvx2(type, w, rowBytes, rows, cols, tile);
+    const Panel p = panelFromTile(tile);
+    for (int h = 0; h < 2; ++h) {
+        const int halfRows = std::min(kHalfRows, rows - h * kHalfRows);
+        if (halfRows <= 0) break;
+        if (p.group == 32) halfTokensByRun<32>(p, h, act, y, yStride, halfRows);
+        else halfTokensByRun<16>(p, h, act, y, yStride, halfRows);
+    }
+}
+
+}  // namespace kestrel::kernels
