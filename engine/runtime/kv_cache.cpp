@@ -1,7 +1,5 @@
 #include "kv_cache.h"
 
-#include <sys/mman.h>
-
 #include <cstdlib>
 #include <limits>
 #include <string>
@@ -49,17 +47,8 @@ Result<std::unique_ptr<ContiguousKvCache>> ContiguousKvCache::create(const KvCac
     // 64-byte rows start for vector loads; the whole slab is one allocation.
     cache->layerBytes_ = (static_cast<size_t>(cache->spec_.capacity) * spec.rowBytes() + 63) / 64 * 64;
     cache->bytes_ = cache->layerBytes_ * 2 * static_cast<size_t>(spec.layers);
-    // Untouched pages stay unmapped, so a long context costs memory only as it fills. In
-    // 2 MB pages where the kernel grants them: a decode step writes each layer's K and V
-    // rows into fresh 4 KB pages otherwise, a page fault every ~10 positions per layer
-    // (SmolLM2, 4 streams: the KV write 2.1 -> 0.9 us a layer); the price is up to 2 MB
-    // resident per layer's K and V from the first position on.
-    constexpr size_t kHugePage = size_t{2} << 20;
-    const size_t reserved = (cache->bytes_ + kHugePage - 1) / kHugePage * kHugePage;
-    cache->memory_ = std::aligned_alloc(kHugePage, reserved);
-#ifdef MADV_HUGEPAGE
-    if (cache->memory_) madvise(cache->memory_, reserved, MADV_HUGEPAGE);  // advice only
-#endif
+    // Untouched pages stay unmapped, so a long context costs memory only as it fills.
+    cache->memory_ = std::aligned_alloc(64, cache->bytes_);
     if (!cache->memory_)
         return Status(ErrorCode::OutOfMemory, "KV cache: cannot allocate " + std::to_string(cache->bytes_ >> 20) + " MiB");
     return cache;
