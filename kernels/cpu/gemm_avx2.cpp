@@ -17,6 +17,8 @@ namespace kestrel::kernels {
 
 void panelRowsAvx2(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols,
                    const QuantActivations& act, float* y, int64_t yStride);
+bool panelRowsLanesAvx2(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols,
+                        const QuantActivations& act, float* y, int64_t yStride);
 
 namespace {
 
@@ -376,7 +378,7 @@ void toFloatAvx2(GgmlType type, const void* src, float* dst, int64_t n) {
                              dst + i, n - i);
 }
 
-const IsaKernels kAvx2{"avx2", unpackRowsAvx2, intTileAvx2, floatTileAvx2, toFloatAvx2, quantizeActivationsAvx2, rowsOneTokenAvx2, panelRowsAvx2, rowsFewTokensAvx2, nullptr};
+const IsaKernels kAvx2{"avx2", unpackRowsAvx2, intTileAvx2, floatTileAvx2, toFloatAvx2, quantizeActivationsAvx2, rowsOneTokenAvx2, panelRowsAvx2, rowsFewTokensAvx2, panelRowsLanesAvx2};
 
 }  // namespace
 

@@ -19,6 +19,7 @@
 // Each (row, token) sees the same operations in the same order whatever the
 // token count, and the integer sums are exact whatever the run length, so a
 // row's result does not depend on how many tokens the call has.
+#include "lanes_layout.h"
 #include "quant_blocks.h"
 
 #include <immintrin.h>
@@ -86,17 +87,28 @@ int maxQuant(const UnpackedTile& tile) {
     return *std::max_element(b, b + 32);
 }
 
+// Per-thread storage of one panel of colsPadded columns in groups of g.
+struct PanelStorage {
+    uint8_t* q;
+    float* scale;
+    float* corr;
+};
+
+PanelStorage panelStorage(int64_t cp, int g) {
+    thread_local std::vector<unsigned char> storage;
+    const size_t qBytes = static_cast<size_t>(cp) * kPanelRows;
+    const size_t need = qBytes + 2 * static_cast<size_t>(cp / g) * kPanelRows * sizeof(float) + 32;
+    if (storage.size() < need) storage.resize(need);
+    auto* q = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(storage.data()) + 31) / 32 * 32);
+    auto* scale = reinterpret_cast<float*>(q + qBytes);
+    return PanelStorage{q, scale, scale + cp / g * kPanelRows};
+}
+
 Panel panelFromTile(const UnpackedTile& tile) {
     const int64_t cp = tile.colsPadded;
     const int g = tile.scaleGroup;
     const int64_t groups = cp / g;
-    thread_local std::vector<unsigned char> storage;
-    const size_t qBytes = static_cast<size_t>(cp) * kPanelRows;
-    const size_t need = qBytes + 2 * static_cast<size_t>(groups) * kPanelRows * sizeof(float) + 32;
-    if (storage.size() < need) storage.resize(need);
-    auto* q = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(storage.data()) + 31) / 32 * 32);
-    auto* scale = reinterpret_cast<float*>(q + qBytes);
-    float* corr = scale + groups * kPanelRows;
+    const auto [q, scale, corr] = panelStorage(cp, g);
 
     // Q8_0's u = w + 128 flipped back to signed bytes.
     const __m256i flip = _mm256_set1_epi8(static_cast<char>(tile.signedU ? 0x80 : 0));
@@ -129,6 +141,73 @@ Panel panelFromTile(const UnpackedTile& tile) {
     }
     const int run = tile.signedU ? 1 : runFor(maxQuant(tile), g);
     return Panel{cp, g, run, tile.signedU, q, scale, corr};
+}
+
+// Rows in the lanes layout (lanes_layout.h) of Q4_0, Q4_1 or Q8_0, all 16 rows present:
+// the panel straight from their groups, as gemm_panel_avx512.cpp's panelFromLanes, instead
+// of restoring GGML's blocks and unpacking them (a fifth of a 64-token product). Lane d of
+// a group's quant vector holds 4 quant bytes of block d / L, so an 8x8 transpose of 8 rows'
+// 32-byte halves leaves in word j the panel's 4-column word of those rows. The same quants,
+// scales and corrections as the tile path, so the same numbers bit for bit.
+template <GgmlType Type>
+Panel panelFromLanes(const uint8_t* w, size_t rowBytes, int64_t cols) {
+    const int64_t cp = padCols(cols), nb = cols / kQK;
+    const auto [q, scale, corr] = panelStorage(cp, kQK);
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));  // Q8_0: u = q + 128 back to q
+    const __m256i dword = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    size_t at = 0;  // the group's offset in its row
+    forEachLanesGroup(nb, [&](LanesGroup g, int64_t b0) {
+        const int lanes = g.lanesPerBlock(), vectorBytes = lanesVectorBytes(g), present = lanes * g.blocks;
+        for (int v = 0; v < lanesVectors(Type, g); ++v)
+            for (int h = 0; h < 2; ++h)
+                for (int part = 0; part * 8 < present; ++part) {  // dwords 0-7, then 8-15
+                    // Only the group's own dwords: a short group's vector ends before 64 bytes.
+                    const __m256i load = _mm256_cmpgt_epi32(_mm256_set1_epi32(present - part * 8), dword);
+                    __m256i words[8];
+                    for (int r = 0; r < kHalfRows; ++r)
+                        words[r] = _mm256_maskload_epi32(
+                            reinterpret_cast<const int*>(w + (h * kHalfRows + r) * rowBytes + at + v * vectorBytes + part * 32), load);
+                    transposeWords8(words);
+                    for (int j = 0; j < 8 && part * 8 + j < present; ++j) {
+                        const int d = part * 8 + j;
+                        const int64_t column = (b0 + d / lanes) * kQK + (v * lanes + d % lanes) * 4;  // of the word's first byte
+                        auto* out = reinterpret_cast<__m256i*>(q + column / 4 * 64 + h * 32);
+                        if constexpr (Type == GgmlType::Q8_0) {
+                            _mm256_store_si256(out, _mm256_xor_si256(words[j], flip));
+                        } else {  // byte i: value i low, i + 16 high (4 words on)
+                            _mm256_store_si256(out, _mm256_and_si256(words[j], m4));
+                            _mm256_store_si256(out + 8, _mm256_and_si256(_mm256_srli_epi16(words[j], 4), m4));
+                        }
+                    }
+                }
+        for (int r = 0; r < kPanelRows; ++r) {
+            const uint8_t* tail = w + r * rowBytes + at + lanesScalesOffset(Type, g);
+            for (int b = 0; b < g.blocks; ++b) {
+                uint16_t h16;
+                std::memcpy(&h16, tail + 2 * b, 2);
+                const float d = _cvtsh_ss(h16);
+                float c = 0.0f;  // Q8_0's signed product needs none
+                if constexpr (Type == GgmlType::Q4_1) {
+                    std::memcpy(&h16, tail + 2 * g.slots + 2 * b, 2);
+                    c = _cvtsh_ss(h16);
+                } else if constexpr (Type == GgmlType::Q4_0) {
+                    c = d * -8.0f;  // as the tile's unpacking
+                }
+                scale[(b0 + b) * kPanelRows + r] = d;
+                corr[(b0 + b) * kPanelRows + r] = c;
+            }
+        }
+        at += static_cast<size_t>(lanesGroupBytes(Type, g));
+    });
+    // Padding to whole 32-column groups: zero words, scales and corrections.
+    for (int64_t b = nb; b < cp / kQK; ++b) {
+        std::memset(q + b * kQK * kPanelRows, 0, kQK * kPanelRows);
+        std::memset(scale + b * kPanelRows, 0, kPanelRows * sizeof(float));
+        std::memset(corr + b * kPanelRows, 0, kPanelRows * sizeof(float));
+    }
+    const int run = Type == GgmlType::Q8_0 ? 1 : runFor(15, kQK);
+    return Panel{cp, kQK, run, Type == GgmlType::Q8_0, q, scale, corr};
 }
 
 inline __m256i broadcast4(const int8_t* p) {
@@ -207,6 +286,16 @@ void halfTokensByRun(const Panel& p, int h, const QuantActivations& act, float* 
     halfTokens<G, 1, false>(p, h, act, y, yStride, rows);
 }
 
+// Every token of `act` against panel p, whose first `rows` rows are real.
+void panelAllTokens(const Panel& p, const QuantActivations& act, float* y, int64_t yStride, int rows) {
+    for (int h = 0; h < 2; ++h) {
+        const int halfRows = std::min(kHalfRows, rows - h * kHalfRows);
+        if (halfRows <= 0) break;
+        if (p.group == 32) halfTokensByRun<32>(p, h, act, y, yStride, halfRows);
+        else halfTokensByRun<16>(p, h, act, y, yStride, halfRows);
+    }
+}
+
 }  // namespace
 
 // An IsaKernels::panelRows for AVX2 (gemm_avx2.cpp's table).
@@ -217,12 +306,18 @@ void panelRowsAvx2(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, i
     if (scratch.size() < unpackedTileBytes(cp, kPanelRows)) scratch.resize(unpackedTileBytes(cp, kPanelRows));
     UnpackedTile tile = makeUnpackedTile(scratch.data(), cp, kPanelRows);
     unpackRowsAvx2(type, w, rowBytes, rows, cols, tile);
-    const Panel p = panelFromTile(tile);
-    for (int h = 0; h < 2; ++h) {
-        const int halfRows = std::min(kHalfRows, rows - h * kHalfRows);
-        if (halfRows <= 0) break;
-        if (p.group == 32) halfTokensByRun<32>(p, h, act, y, yStride, halfRows);
-        else halfTokensByRun<16>(p, h, act, y, yStride, halfRows);
+    panelAllTokens(panelFromTile(tile), act, y, yStride, rows);
+}
+
+// An IsaKernels::panelRowsLanes for AVX2: false where the caller must restore GGML's blocks.
+bool panelRowsLanesAvx2(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols,
+                        const QuantActivations& act, float* y, int64_t yStride) {
+    if (rows != kPanelRows) return false;
+    switch (type) {
+    case GgmlType::Q4_0: panelAllTokens(panelFromLanes<GgmlType::Q4_0>(w, rowBytes, cols), act, y, yStride, rows); return true;
+    case GgmlType::Q4_1: panelAllTokens(panelFromLanes<GgmlType::Q4_1>(w, rowBytes, cols), act, y, yStride, rows); return true;
+    case GgmlType::Q8_0: panelAllTokens(panelFromLanes<GgmlType::Q8_0>(w, rowBytes, cols), act, y, yStride, rows); return true;
+    default: return false;
     }
 }
 
