@@ -143,7 +143,7 @@ Panel panelFromTile(const UnpackedTile& tile) {
     return Panel{cp, g, run, tile.signedU, q, scale, corr};
 }
 
-// Rows in the lanes layout (lanes_layout.h) of Q4_0, Q4_1 or Q8_0, all 16 rows present:
+// Rows in the lanes layout (lanes_layout.h) of Q4_0, Q4_1, Q8_0 or Q4_K, all 16 rows present:
 // the panel straight from their groups, as gemm_panel_avx512.cpp's panelFromLanes, instead
 // of restoring GGML's blocks and unpacking them (a fifth of a 64-token product). Lane d of
 // a group's quant vector holds 4 quant bytes of block d / L, so an 8x8 transpose of 8 rows'
@@ -183,16 +183,24 @@ Panel panelFromLanes(const uint8_t* w, size_t rowBytes, int64_t cols) {
                 }
         for (int r = 0; r < kPanelRows; ++r) {
             const uint8_t* tail = w + r * rowBytes + at + lanesScalesOffset(Type, g);
-            for (int b = 0; b < g.blocks; ++b) {
+            auto half = [tail](int at) {
                 uint16_t h16;
-                std::memcpy(&h16, tail + 2 * b, 2);
-                const float d = _cvtsh_ss(h16);
-                float c = 0.0f;  // Q8_0's signed product needs none
-                if constexpr (Type == GgmlType::Q4_1) {
-                    std::memcpy(&h16, tail + 2 * g.slots + 2 * b, 2);
-                    c = _cvtsh_ss(h16);
-                } else if constexpr (Type == GgmlType::Q4_0) {
-                    c = d * -8.0f;  // as the tile's unpacking
+                std::memcpy(&h16, tail + at, 2);
+                return _cvtsh_ss(h16);
+            };
+            for (int b = 0; b < g.blocks; ++b) {
+                // The tile's unpacking makes each with the same float operations.
+                float d, c = 0.0f;  // Q8_0's signed product needs no correction
+                if constexpr (Type == GgmlType::Q4_K) {
+                    // f16 d of the group's super blocks 0 and 1, their f16 dmin, then a byte of
+                    // scale and of minimum per slot (lanes_layout.h); 8 slots a super block.
+                    const int super = b / 8;
+                    d = half(2 * super) * static_cast<float>(tail[8 + b]);
+                    c = -half(4 + 2 * super) * static_cast<float>(tail[8 + g.slots + b]);
+                } else {
+                    d = half(2 * b);
+                    if constexpr (Type == GgmlType::Q4_1) c = half(2 * g.slots + 2 * b);
+                    else if constexpr (Type == GgmlType::Q4_0) c = d * -8.0f;
                 }
                 scale[(b0 + b) * kPanelRows + r] = d;
                 corr[(b0 + b) * kPanelRows + r] = c;
@@ -317,6 +325,7 @@ bool panelRowsLanesAvx2(GgmlType type, const uint8_t* w, size_t rowBytes, int ro
     case GgmlType::Q4_0: panelAllTokens(panelFromLanes<GgmlType::Q4_0>(w, rowBytes, cols), act, y, yStride, rows); return true;
     case GgmlType::Q4_1: panelAllTokens(panelFromLanes<GgmlType::Q4_1>(w, rowBytes, cols), act, y, yStride, rows); return true;
     case GgmlType::Q8_0: panelAllTokens(panelFromLanes<GgmlType::Q8_0>(w, rowBytes, cols), act, y, yStride, rows); return true;
+    case GgmlType::Q4_K: panelAllTokens(panelFromLanes<GgmlType::Q4_K>(w, rowBytes, cols), act, y, yStride, rows); return true;
     default: return false;
     }
 }
