@@ -20,6 +20,7 @@
 // token count, and the integer sums are exact whatever the run length, so a
 // row's result does not depend on how many tokens the call has.
 #include "lanes_layout.h"
+#include "panel_storage.h"
 #include "quant_blocks.h"
 
 #include <immintrin.h>
@@ -87,29 +88,9 @@ int maxQuant(const UnpackedTile& tile) {
     return *std::max_element(b, b + 32);
 }
 
-// Per-thread storage of one panel of colsPadded columns in groups of g.
-struct PanelStorage {
-    uint8_t* q;
-    float* scale;
-    float* corr;
-};
-
-PanelStorage panelStorage(int64_t cp, int g) {
-    thread_local std::vector<unsigned char> storage;
-    const size_t qBytes = static_cast<size_t>(cp) * kPanelRows;
-    const size_t need = qBytes + 2 * static_cast<size_t>(cp / g) * kPanelRows * sizeof(float) + 32;
-    if (storage.size() < need) storage.resize(need);
-    auto* q = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(storage.data()) + 31) / 32 * 32);
-    auto* scale = reinterpret_cast<float*>(q + qBytes);
-    return PanelStorage{q, scale, scale + cp / g * kPanelRows};
-}
-
 Panel panelFromTile(const UnpackedTile& tile) {
     const int64_t cp = tile.colsPadded;
-    const int g = tile.scaleGroup;
-    const int64_t groups = cp / g;
-    const auto [q, scale, corr] = panelStorage(cp, g);
-
+    const PanelStorage storage = panelStorage(cp, tile.scaleGroup);
     // Q8_0's u = w + 128 flipped back to signed bytes.
     const __m256i flip = _mm256_set1_epi8(static_cast<char>(tile.signedU ? 0x80 : 0));
     for (int h = 0; h < 2; ++h) {
@@ -124,23 +105,12 @@ Panel panelFromTile(const UnpackedTile& tile) {
                 v[r] = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[r] + c)), flip);
             transposeWords8(v);
             for (int j = 0; j < 8; ++j)
-                _mm256_store_si256(reinterpret_cast<__m256i*>(q + (c / 4 + j) * 64 + h * 32), v[j]);
+                _mm256_store_si256(reinterpret_cast<__m256i*>(storage.q + (c / 4 + j) * 64 + h * 32), v[j]);
         }
     }
-    std::memset(scale, 0, static_cast<size_t>(groups) * kPanelRows * sizeof(float));
-    std::memset(corr, 0, static_cast<size_t>(groups) * kPanelRows * sizeof(float));
-    // Row r's group scales are every (g/4)-th of scale4, its corrections every (g/16)-th of
-    // corr16 (as gemm_panel_avx512.cpp's panels).
-    for (int r = 0; r < tile.rows; ++r) {
-        const float* s4 = tile.scale4 + r * cp / 4;
-        const float* c16 = tile.corr16 + r * cp / 16;
-        for (int64_t k = 0; k < groups; ++k) {
-            scale[k * kPanelRows + r] = s4[k * g / 4];
-            corr[k * kPanelRows + r] = c16[k * g / 16];
-        }
-    }
-    const int run = tile.signedU ? 1 : runFor(maxQuant(tile), g);
-    return Panel{cp, g, run, tile.signedU, q, scale, corr};
+    panelFactorsFromTile(tile, storage);
+    const int run = tile.signedU ? 1 : runFor(maxQuant(tile), tile.scaleGroup);
+    return Panel{cp, tile.scaleGroup, run, tile.signedU, storage.q, storage.scale, storage.corr};
 }
 
 // Rows in the lanes layout (lanes_layout.h) of Q4_0, Q4_1, Q8_0 or Q4_K, all 16 rows present:
@@ -208,12 +178,7 @@ Panel panelFromLanes(const uint8_t* w, size_t rowBytes, int64_t cols) {
         }
         at += static_cast<size_t>(lanesGroupBytes(Type, g));
     });
-    // Padding to whole 32-column groups: zero words, scales and corrections.
-    for (int64_t b = nb; b < cp / kQK; ++b) {
-        std::memset(q + b * kQK * kPanelRows, 0, kQK * kPanelRows);
-        std::memset(scale + b * kPanelRows, 0, kPanelRows * sizeof(float));
-        std::memset(corr + b * kPanelRows, 0, kPanelRows * sizeof(float));
-    }
+    zeroPadding(PanelStorage{q, scale, corr}, nb, cp);
     const int run = Type == GgmlType::Q8_0 ? 1 : runFor(15, kQK);
     return Panel{cp, kQK, run, Type == GgmlType::Q8_0, q, scale, corr};
 }

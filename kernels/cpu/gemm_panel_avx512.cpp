@@ -16,6 +16,7 @@
 // transpose of 4-byte words per 64 columns).
 #include "lanes_factors_avx512.h"
 #include "lanes_layout.h"
+#include "panel_storage.h"
 #include "quant_blocks.h"
 
 #include <immintrin.h>
@@ -70,58 +71,15 @@ inline void transpose16x16(const uint8_t* const* rows, int64_t c, uint8_t* out) 
     for (int j = 0; j < 16; ++j) _mm512_store_si512(out + j * 64, r[j]);
 }
 
-// Per-thread storage of one panel of colsPadded columns in groups of g.
-struct PanelStorage {
-    uint8_t* q;
-    float* scale;
-    float* corr;
-};
-
-PanelStorage panelStorage(int64_t cp, int g) {
-    thread_local std::vector<unsigned char> storage;
-    const size_t qBytes = static_cast<size_t>(cp) * kPanelRows;
-    const size_t need = qBytes + 2 * static_cast<size_t>(cp / g) * kPanelRows * sizeof(float) + 64;
-    if (storage.size() < need) storage.resize(need);
-    auto* q = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(storage.data()) + 63) / 64 * 64);
-    auto* scale = reinterpret_cast<float*>(q + qBytes);
-    return PanelStorage{q, scale, scale + cp / g * kPanelRows};
-}
-
-// A 32-value-block panel's blocks nb .. cp / 32 - 1, the padding to whole 64-value
-// pairs: zero weights, zero scales and corrections.
-void zeroPadding(const PanelStorage& p, int64_t nb, int64_t cp) {
-    for (int64_t b = nb; b < cp / kQK; ++b) {
-        std::memset(p.q + b * kQK * kPanelRows, 0, kQK * kPanelRows);
-        std::memset(p.scale + b * kPanelRows, 0, kPanelRows * sizeof(float));
-        std::memset(p.corr + b * kPanelRows, 0, kPanelRows * sizeof(float));
-    }
-}
-
 // Any format: from the unpacked tile (u8 rows, per-4 scales, per-16 corrections).
 Panel panelFromTile(const UnpackedTile& tile) {
     const int64_t cp = tile.colsPadded;
-    const int g = tile.scaleGroup;
-    const int64_t groups = cp / g;
-    const auto [q, scale, corr] = panelStorage(cp, g);
-
+    const PanelStorage storage = panelStorage(cp, tile.scaleGroup);
     const uint8_t* rows[kPanelRows];
     for (int r = 0; r < kPanelRows; ++r) rows[r] = tile.u + (r < tile.rows ? r : 0) * cp;  // missing rows: any data
-    for (int64_t c = 0; c < cp; c += 64) transpose16x16(rows, c, q + c * kPanelRows);
-    if (tile.rows < kPanelRows) {
-        std::memset(scale, 0, static_cast<size_t>(groups) * kPanelRows * sizeof(float));
-        std::memset(corr, 0, static_cast<size_t>(groups) * kPanelRows * sizeof(float));
-    }
-    // Row r's group scales are every (g/4)-th of scale4, its corrections every (g/16)-th of corr16.
-    const int64_t ng16 = cp / 16;
-    for (int r = 0; r < tile.rows; ++r) {
-        const float* s4 = tile.scale4 + r * cp / 4;
-        const float* c16 = tile.corr16 + r * ng16;
-        for (int64_t k = 0; k < groups; ++k) {
-            scale[k * kPanelRows + r] = s4[k * g / 4];
-            corr[k * kPanelRows + r] = c16[k * g / 16];
-        }
-    }
-    return Panel{cp, g, q, scale, corr};
+    for (int64_t c = 0; c < cp; c += 64) transpose16x16(rows, c, storage.q + c * kPanelRows);
+    panelFactorsFromTile(tile, storage);
+    return Panel{cp, tile.scaleGroup, storage.q, storage.scale, storage.corr};
 }
 
 // Lane L of zmm q (q = 0..3) <- the 16 bytes at rows[4L + q] + offset; then
