@@ -290,28 +290,38 @@ void panelAllTokens(const Panel& p, const QuantActivations& act, float* y, int64
 
 }  // namespace
 
-// An IsaKernels::panelRows for AVX2 (gemm_avx2.cpp's table).
+// An IsaKernels::panelRows for AVX2: the call's panels (up to kPanelCallRows rows) one after another.
 void panelRowsAvx2(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols,
                    const QuantActivations& act, float* y, int64_t yStride) {
     thread_local std::vector<unsigned char> scratch;
     const int64_t cp = padCols(cols);
     if (scratch.size() < unpackedTileBytes(cp, kPanelRows)) scratch.resize(unpackedTileBytes(cp, kPanelRows));
     UnpackedTile tile = makeUnpackedTile(scratch.data(), cp, kPanelRows);
-    unpackRowsAvx2(type, w, rowBytes, rows, cols, tile);
-    panelAllTokens(panelFromTile(tile), act, y, yStride, rows);
+    for (int r0 = 0; r0 < rows; r0 += kPanelRows) {
+        const int n = std::min(kPanelRows, rows - r0);
+        unpackRowsAvx2(type, w + static_cast<size_t>(r0) * rowBytes, rowBytes, n, cols, tile);
+        panelAllTokens(panelFromTile(tile), act, y + r0, yStride, n);
+    }
 }
 
-// An IsaKernels::panelRowsLanes for AVX2: false where the caller must restore GGML's blocks.
+// An IsaKernels::panelRowsLanes for AVX2: whole panels only (16 or 32 rows); false where
+// the caller must restore GGML's blocks.
 bool panelRowsLanesAvx2(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols,
                         const QuantActivations& act, float* y, int64_t yStride) {
-    if (rows != kPanelRows) return false;
-    switch (type) {
-    case GgmlType::Q4_0: panelAllTokens(panelFromLanes<GgmlType::Q4_0>(w, rowBytes, cols), act, y, yStride, rows); return true;
-    case GgmlType::Q4_1: panelAllTokens(panelFromLanes<GgmlType::Q4_1>(w, rowBytes, cols), act, y, yStride, rows); return true;
-    case GgmlType::Q8_0: panelAllTokens(panelFromLanes<GgmlType::Q8_0>(w, rowBytes, cols), act, y, yStride, rows); return true;
-    case GgmlType::Q4_K: panelAllTokens(panelFromLanes<GgmlType::Q4_K>(w, rowBytes, cols), act, y, yStride, rows); return true;
-    default: return false;
+    if (rows % kPanelRows != 0) return false;
+    for (int r0 = 0; r0 < rows; r0 += kPanelRows) {
+        const uint8_t* rows0 = w + static_cast<size_t>(r0) * rowBytes;
+        Panel p;
+        switch (type) {
+        case GgmlType::Q4_0: p = panelFromLanes<GgmlType::Q4_0>(rows0, rowBytes, cols); break;
+        case GgmlType::Q4_1: p = panelFromLanes<GgmlType::Q4_1>(rows0, rowBytes, cols); break;
+        case GgmlType::Q8_0: p = panelFromLanes<GgmlType::Q8_0>(rows0, rowBytes, cols); break;
+        case GgmlType::Q4_K: p = panelFromLanes<GgmlType::Q4_K>(rows0, rowBytes, cols); break;
+        default: return false;
+        }
+        panelAllTokens(p, act, y + r0, yStride, kPanelRows);
     }
+    return true;
 }
 
 }  // namespace kestrel::kernels

@@ -264,11 +264,11 @@ void matmulInt(const IsaKernels& k, const WeightMatrix& w, const float* x, int64
         for (int64_t i = 0; i < tokens * n32; ++i) ab.s32[static_cast<size_t>(i)] = s16[2 * i] + s16[2 * i + 1];
         QuantActivations panelAct = act;
         panelAct.s32 = ab.s32.data();
-        const int64_t panels = (w.rows + kPanelRows - 1) / kPanelRows;
-        pool.parallelFor(panels, [&](int64_t b, int64_t e, int) {
+        const int64_t calls = (w.rows + kPanelCallRows - 1) / kPanelCallRows;
+        pool.parallelFor(calls, [&](int64_t b, int64_t e, int) {
             for (int64_t p = b; p < e; ++p) {
-                const int64_t r0 = p * kPanelRows;
-                const int rows = static_cast<int>(std::min<int64_t>(kPanelRows, w.rows - r0));
+                const int64_t r0 = p * kPanelCallRows;
+                const int rows = static_cast<int>(std::min<int64_t>(kPanelCallRows, w.rows - r0));
                 const auto* lanesRows = static_cast<const uint8_t*>(w.data) + r0 * w.rowBytes;
                 if (w.lanes && k.panelRowsLanes &&
                     k.panelRowsLanes(w.type, lanesRows, w.rowBytes, rows, w.cols, panelAct, y + r0, w.rows))

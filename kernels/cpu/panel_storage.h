@@ -20,9 +20,11 @@ struct PanelStorage {
     float* corr;
 };
 
-// This thread's storage for a panel of cp columns in groups of g (64-byte aligned).
-inline PanelStorage panelStorage(int64_t cp, int g) {
-    thread_local std::vector<unsigned char> storage;
+// This thread's storage for a panel of cp columns in groups of g (64-byte aligned);
+// `slot` 0 or 1, for the two panels of one call.
+inline PanelStorage panelStorage(int64_t cp, int g, int slot = 0) {
+    thread_local std::vector<unsigned char> slots[2];
+    std::vector<unsigned char>& storage = slots[slot];
     const size_t qBytes = static_cast<size_t>(cp) * kPanelRows;
     const size_t need = qBytes + 2 * static_cast<size_t>(cp / g) * kPanelRows * sizeof(float) + 64;
     if (storage.size() < need) storage.resize(need);

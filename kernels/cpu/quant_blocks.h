@@ -90,6 +90,8 @@ struct QuantActivations {
 // 16 for Q2_K, Q3_K, Q6_K), so a kernel may apply them once per group.
 constexpr int kTileRows = 4;
 constexpr int kPanelRows = 16;
+// Rows one panelRows call takes: two panels, whose kernels may share each activation load.
+constexpr int kPanelCallRows = 2 * kPanelRows;
 struct UnpackedTile {
     int rows = 0;
     int64_t colsPadded = 0;
@@ -147,7 +149,7 @@ using RowsOneTokenFn = bool (*)(GgmlType type, const uint8_t* w, size_t rowBytes
 // call gives it. Returns false for a type or token count it does not handle.
 using RowsFewTokensFn = bool (*)(GgmlType type, const uint8_t* w, size_t rowBytes, int64_t rows, int64_t cols,
                                  const QuantActivations& act, float* y, int64_t yStride);
-// The same product for rows [0, rows) of w (rows <= kPanelRows) straight from
+// The same product for rows [0, rows) of w (rows <= kPanelCallRows) straight from
 // the GGML blocks, unpacking as it needs; needs act.s32.
 using PanelRowsFn = void (*)(GgmlType type, const uint8_t* w, size_t rowBytes, int rows, int64_t cols,
                              const QuantActivations& act, float* y, int64_t yStride);
@@ -166,8 +168,8 @@ struct IsaKernels {
     RowsOneTokenFn rowsOneToken;  // may be nullptr
     PanelRowsFn panelRows;        // may be nullptr: 16-row panels for two or more tokens
     RowsFewTokensFn rowsFewTokens;  // may be nullptr: small decode batches (see matmul.cpp)
-    // may be nullptr: panelRows for 16 rows in the lanes layout; false where it cannot (the
-    // caller then restores GGML's blocks for panelRows)
+    // may be nullptr: panelRows for rows in the lanes layout (16 or 32 of them); false where it
+    // cannot (the caller then restores GGML's blocks for panelRows)
     PanelRowsLanesFn panelRowsLanes;
 };
 
