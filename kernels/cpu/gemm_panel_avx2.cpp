@@ -153,9 +153,9 @@ Panel panelFromLanes(const uint8_t* w, size_t rowBytes, int64_t cols) {
                 }
         for (int r = 0; r < kPanelRows; ++r) {
             const uint8_t* tail = w + r * rowBytes + at + lanesScalesOffset(Type, g);
-            auto half = [tail](int at) {
+            auto half = [tail](int offset) {  // the f16 at tail + offset
                 uint16_t h16;
-                std::memcpy(&h16, tail + at, 2);
+                std::memcpy(&h16, tail + offset, 2);
                 return _cvtsh_ss(h16);
             };
             for (int b = 0; b < g.blocks; ++b) {
@@ -189,11 +189,11 @@ inline __m256i broadcast4(const int8_t* p) {
     return _mm256_set1_epi32(v);
 }
 
-// Tokens t0 .. t0 + T - 1 against H halves (rows 8h0 .. 8(h0 + H) - 1) of the panel, each
-// token's broadcast serving all H; y (already at the panel's first row) gets `rows` values
-// of the panel (the halves' real rows) per token.
+// Tokens t0 .. t0 + T - 1 against the panel's first H halves (rows 0 .. 8H - 1), each
+// token's broadcast serving all H; y (already at the panel's first row) gets the first
+// `rows` rows per token.
 template <int T, int H, int G, int Run, bool Signed>
-void panelMicro(const Panel& p, int h0, const QuantActivations& act, int64_t t0, float* y, int64_t yStride, int rows) {
+void panelMicro(const Panel& p, const QuantActivations& act, int64_t t0, float* y, int64_t yStride, int rows) {
     const int64_t cp = p.colsPadded;
     const int64_t groups = cp / G;
     const float* sums = G == 32 ? act.s32 : act.s16;
@@ -202,7 +202,7 @@ void panelMicro(const Panel& p, int h0, const QuantActivations& act, int64_t t0,
     for (int h = 0; h < H; ++h)
         for (int t = 0; t < T; ++t) acc[h][t] = _mm256_setzero_ps();
     for (int64_t k = 0; k < groups; ++k) {
-        const uint8_t* q = p.q + k * G * kPanelRows + h0 * 32;
+        const uint8_t* q = p.q + k * G * kPanelRows;
         __m256i dot[H][T];
         for (int j0 = 0; j0 < G / 4; j0 += Run) {
             __m256i pairs[H][T];
@@ -229,8 +229,8 @@ void panelMicro(const Panel& p, int h0, const QuantActivations& act, int64_t t0,
                 }
         }
         for (int h = 0; h < H; ++h) {
-            const __m256 sc = _mm256_loadu_ps(p.scale + k * kPanelRows + (h0 + h) * kHalfRows);
-            const __m256 cr = _mm256_loadu_ps(p.corr + k * kPanelRows + (h0 + h) * kHalfRows);
+            const __m256 sc = _mm256_loadu_ps(p.scale + k * kPanelRows + h * kHalfRows);
+            const __m256 cr = _mm256_loadu_ps(p.corr + k * kPanelRows + h * kHalfRows);
             for (int t = 0; t < T; ++t) {
                 const __m256 dx = _mm256_set1_ps(act.dx4[(t0 + t) * cp / 4 + k * G / 4]);
                 acc[h][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[h][t]), _mm256_mul_ps(sc, dx), acc[h][t]);
@@ -241,20 +241,20 @@ void panelMicro(const Panel& p, int h0, const QuantActivations& act, int64_t t0,
     }
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     for (int h = 0; h < H; ++h) {
-        const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(rows - (h0 + h) * kHalfRows), lane);
-        for (int t = 0; t < T; ++t) _mm256_maskstore_ps(y + (t0 + t) * yStride + (h0 + h) * kHalfRows, mask, acc[h][t]);
+        const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(rows - h * kHalfRows), lane);
+        for (int t = 0; t < T; ++t) _mm256_maskstore_ps(y + (t0 + t) * yStride + h * kHalfRows, mask, acc[h][t]);
     }
 }
 
-// Every token against H halves from h0, kT tokens at a time.
+// Every token against the first H halves, kT tokens at a time.
 template <int H, int kT, int G, int Run, bool Signed>
-void tokensOnHalves(const Panel& p, int h0, const QuantActivations& act, float* y, int64_t yStride, int rows) {
+void tokensOnHalves(const Panel& p, const QuantActivations& act, float* y, int64_t yStride, int rows) {
     int64_t t = 0;
-    for (; t + kT <= act.tokens; t += kT) panelMicro<kT, H, G, Run, Signed>(p, h0, act, t, y, yStride, rows);
+    for (; t + kT <= act.tokens; t += kT) panelMicro<kT, H, G, Run, Signed>(p, act, t, y, yStride, rows);
     switch (act.tokens - t) {
-    case 3: if constexpr (kT > 3) panelMicro<3, H, G, Run, Signed>(p, h0, act, t, y, yStride, rows); break;
-    case 2: if constexpr (kT > 2) panelMicro<2, H, G, Run, Signed>(p, h0, act, t, y, yStride, rows); break;
-    case 1: panelMicro<1, H, G, Run, Signed>(p, h0, act, t, y, yStride, rows); break;
+    case 3: if constexpr (kT > 3) panelMicro<3, H, G, Run, Signed>(p, act, t, y, yStride, rows); break;
+    case 2: if constexpr (kT > 2) panelMicro<2, H, G, Run, Signed>(p, act, t, y, yStride, rows); break;
+    case 1: panelMicro<1, H, G, Run, Signed>(p, act, t, y, yStride, rows); break;
     default: break;
     }
 }
@@ -264,8 +264,8 @@ void tokensOnHalves(const Panel& p, int h0, const QuantActivations& act, float* 
 // broadcasts, and 2 tokens a pass were no faster. A panel of at most 8 rows takes its half.
 template <int G, int Run, bool Signed>
 void panelTokens(const Panel& p, const QuantActivations& act, float* y, int64_t yStride, int rows) {
-    if (rows > kHalfRows) tokensOnHalves<2, 3, G, Run, Signed>(p, 0, act, y, yStride, rows);
-    else tokensOnHalves<1, 4, G, Run, Signed>(p, 0, act, y, yStride, rows);
+    if (rows > kHalfRows) tokensOnHalves<2, 3, G, Run, Signed>(p, act, y, yStride, rows);
+    else tokensOnHalves<1, 4, G, Run, Signed>(p, act, y, yStride, rows);
 }
 
 template <int G>
