@@ -162,11 +162,9 @@ Panel panelFromLanes(const uint8_t* w, size_t rowBytes, int64_t cols) {
                 // The tile's unpacking makes each with the same float operations.
                 float d, c = 0.0f;  // Q8_0's signed product needs no correction
                 if constexpr (Type == GgmlType::Q4_K) {
-                    // f16 d of the group's super blocks 0 and 1, their f16 dmin, then a byte of
-                    // scale and of minimum per slot (lanes_layout.h); 8 slots a super block.
-                    const int super = b / 8;
-                    d = half(2 * super) * static_cast<float>(tail[8 + b]);
-                    c = -half(4 + 2 * super) * static_cast<float>(tail[8 + g.slots + b]);
+                    const int super = b / 8;  // 8 slots a super block
+                    d = half(Q4KTail::d(super)) * static_cast<float>(tail[Q4KTail::scale(b)]);
+                    c = -half(Q4KTail::dmin(super)) * static_cast<float>(tail[Q4KTail::minimum(g.slots, b)]);
                 } else {
                     d = half(2 * b);
                     if constexpr (Type == GgmlType::Q4_1) c = half(2 * g.slots + 2 * b);

@@ -53,9 +53,9 @@ template <int Slots, bool kMins>
 inline __m256 q4kHalfFactors(const uint8_t* tail, int h) {
     const int super = Slots == 16 ? h : 0;
     uint16_t half;
-    std::memcpy(&half, tail + (kMins ? 4 : 0) + 2 * super, 2);
+    std::memcpy(&half, tail + (kMins ? Q4KTail::dmin(super) : Q4KTail::d(super)), 2);
     const __m256 dd = _mm256_set1_ps(_cvtsh_ss(half));
-    const uint8_t* fields = tail + 8 + (kMins ? Slots : 0);
+    const uint8_t* fields = tail + (kMins ? Q4KTail::minimum(Slots, 0) : Q4KTail::scale(0));
     __m256i bytes;
     if constexpr (Slots == 16) {
         bytes = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(fields + 8 * h)));

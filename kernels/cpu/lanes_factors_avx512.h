@@ -38,10 +38,11 @@ inline __m512 laneScales(const uint8_t* p) {
 // m the slot's 6-bit fields, a byte each.
 template <int Slots, bool kMins>
 inline __m512 q4kLaneFactors(const uint8_t* tail) {
+    // The tail's first 8 bytes as floats: d of super blocks 0 and 1, then their dmin (Q4KTail).
     const __m512 dd = _mm512_cvtph_ps(_mm256_castsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(tail))));
     const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
     const __m512i super = Slots == 16 ? _mm512_srli_epi32(lane, 3) : _mm512_setzero_si512();
-    const uint8_t* fields = tail + 8 + (kMins ? Slots : 0);
+    const uint8_t* fields = tail + (kMins ? Q4KTail::minimum(Slots, 0) : Q4KTail::scale(0));
     __m512i bytes;  // slot s's byte in lane s (16 slots) or lanes 4s .. 4s + 3 (4 slots)
     if constexpr (Slots == 16) {
         bytes = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(fields)));
@@ -50,7 +51,7 @@ inline __m512 q4kLaneFactors(const uint8_t* tail) {
         std::memcpy(&four, fields, 4);
         bytes = _mm512_permutexvar_epi32(_mm512_srli_epi32(lane, 2), _mm512_cvtepu8_epi32(_mm_cvtsi32_si128(four)));
     }
-    const __m512 f = _mm512_mul_ps(_mm512_permutexvar_ps(kMins ? _mm512_add_epi32(super, _mm512_set1_epi32(2)) : super, dd),
+    const __m512 f = _mm512_mul_ps(_mm512_permutexvar_ps(kMins ? _mm512_add_epi32(super, _mm512_set1_epi32(Q4KTail::dmin(0) / 2)) : super, dd),
                                    _mm512_cvtepi32_ps(bytes));
     return kMins ? _mm512_sub_ps(_mm512_setzero_ps(), f) : f;
 }

@@ -77,12 +77,12 @@ void q4kToLanes(const BlockQ4_K* sb, LanesGroup g, int64_t b0, uint8_t* out) {
     uint8_t* tail = out + lanesScalesOffset(GgmlType::Q4_K, g);
     std::memset(tail, 0, static_cast<size_t>(lanesGroupBytes(GgmlType::Q4_K, g) - lanesScalesOffset(GgmlType::Q4_K, g)));
     for (int k = 0; k < (g.blocks + 7) / 8; ++k) {
-        std::memcpy(tail + 2 * k, &sb[(b0 + 8 * k) / 8].d, 2);
-        std::memcpy(tail + 4 + 2 * k, &sb[(b0 + 8 * k) / 8].dmin, 2);
+        std::memcpy(tail + Q4KTail::d(k), &sb[(b0 + 8 * k) / 8].d, 2);
+        std::memcpy(tail + Q4KTail::dmin(k), &sb[(b0 + 8 * k) / 8].dmin, 2);
     }
     for (int k = 0; k < g.blocks; ++k) {
         const int64_t b = b0 + k;
-        kScaleMin(sb[b / 8].scales, static_cast<int>(b % 8), tail[8 + k], tail[8 + g.slots + k]);
+        kScaleMin(sb[b / 8].scales, static_cast<int>(b % 8), tail[Q4KTail::scale(k)], tail[Q4KTail::minimum(g.slots, k)]);
     }
 }
 
@@ -140,14 +140,14 @@ void q4kFromLanes(const uint8_t* in, LanesGroup g, int64_t b0, BlockQ4_K* sb) {
     for (int k = 0; k < g.blocks; k += superStep) {
         const int64_t b = b0 + k;
         BlockQ4_K& block = sb[b / 8];
-        std::memcpy(&block.d, tail + 2 * (k / 8), 2);
-        std::memcpy(&block.dmin, tail + 4 + 2 * (k / 8), 2);
+        std::memcpy(&block.d, tail + Q4KTail::d(k / 8), 2);
+        std::memcpy(&block.dmin, tail + Q4KTail::dmin(k / 8), 2);
         // A 4-slot group holds half a super block: keep the other half's scales.
         uint8_t sc[8], m[8];
         for (int j = 0; j < 8; ++j) kScaleMin(block.scales, j, sc[j], m[j]);
         for (int j = 0; j < superStep; ++j) {
-            sc[(b + j) % 8] = tail[8 + k + j];
-            m[(b + j) % 8] = tail[8 + g.slots + k + j];
+            sc[(b + j) % 8] = tail[Q4KTail::scale(k + j)];
+            m[(b + j) % 8] = tail[Q4KTail::minimum(g.slots, k + j)];
         }
         kPackScaleMin(sc, m, block.scales);
     }

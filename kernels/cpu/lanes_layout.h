@@ -91,8 +91,19 @@ inline int lanesQuantOffset(LanesGroup g, int k, int j) {
 inline int lanesScalesOffset(GgmlType type, LanesGroup g) {
     return lanesVectors(type, g) * lanesVectorBytes(g) + (type == GgmlType::Q5_0 ? 4 * g.blocks : 0);
 }
+// Byte offsets in a Q4_K group's tail (at lanesScalesOffset): the f16 d and dmin of the
+// group's super block s (0, or 1 in a 16-slot group), then each slot's 6-bit scale and
+// minimum, a byte each.
+struct Q4KTail {
+    static constexpr int d(int super) { return 2 * super; }
+    static constexpr int dmin(int super) { return 4 + 2 * super; }
+    static constexpr int scale(int slot) { return 8 + slot; }
+    static constexpr int minimum(int slots, int slot) { return 8 + slots + slot; }
+    static constexpr int bytes(int slots) { return 8 + 2 * slots; }
+};
+
 inline int lanesGroupBytes(GgmlType type, LanesGroup g) {
-    if (type == GgmlType::Q4_K) return lanesScalesOffset(type, g) + 8 + 2 * g.slots;
+    if (type == GgmlType::Q4_K) return lanesScalesOffset(type, g) + Q4KTail::bytes(g.slots);
     return lanesScalesOffset(type, g) + 2 * g.slots * (type == GgmlType::Q4_1 ? 2 : 1);
 }
 size_t lanesRowBytes(GgmlType type, int64_t cols);
