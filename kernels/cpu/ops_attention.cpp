@@ -16,6 +16,8 @@
 // to float, so one body serves the three storage types.
 #include "ops.h"
 
+#include "attention_blocked.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -1057,14 +1059,49 @@ void attention(const float* q, int64_t tokens, const int32_t* positions, const K
     // Reused across calls (one layer after another on the caller's thread): no allocation per step.
     thread_local std::vector<AttnItem> items;
     thread_local std::vector<AttnMerge> merges;
+    thread_local std::vector<QueryBlock> runs, blocks;
+    thread_local std::vector<int64_t> single;
     thread_local std::vector<float> partial, stats;
     items.clear();
     merges.clear();
+    runs.clear();
+    blocks.clear();
+    single.clear();
+    // Runs of consecutive positions of one sequence (a prefill) go to the query-block
+    // kernel; lone tokens (decode steps) to the per-query kernels.
+#ifdef KESTREL_X86
+    const bool byBlocks = kAttend == attendAvx512 && queryBlocksFit(cfg);
+#else
+    const bool byBlocks = false;
+#endif
+    const int blockTokens = byBlocks ? queryBlockTokens(cfg) : 1;
+    int64_t longestRun = 0;  // keys
+    for (int64_t t = 0; t < tokens;) {
+        int64_t e = t + 1;
+        while (e < tokens && e - t < blockTokens && cache.tableOf(e) == cache.tableOf(t) && positions[e] == positions[e - 1] + 1) ++e;
+        if (e - t > 1) {
+            for (int32_t kvh = 0; kvh < cfg.kvHeads; ++kvh) runs.push_back({t, static_cast<int32_t>(e - t), kvh});
+            longestRun = std::max<int64_t>(longestRun, positions[e - 1] + 1);
+        } else {
+            single.push_back(t);
+        }
+        t = e;
+    }
+    // Blocks are not split along the keys: a few blocks over a long context (a short turn
+    // after a long chat) would leave threads idle, where the per-query kernels split each
+    // token's keys into ranges (kSplitKeys) for every thread.
+    if (!runs.empty() && static_cast<int64_t>(runs.size()) < 2 * pool.size() && longestRun > kSplitKeys) {
+        runs.clear();
+        single.clear();
+        for (int64_t t = 0; t < tokens; ++t) single.push_back(t);
+    }
+    // Causal work grows with the position: interleave early and late tokens (and blocks) so
+    // that each thread's contiguous range of work costs about the same.
+    auto interleaved = [](int64_t i, int64_t n) { return (i % 2 == 0) ? i / 2 : n - 1 - i / 2; };
+    for (size_t i = 0; i < runs.size(); ++i) blocks.push_back(runs[size_t(interleaved(int64_t(i), int64_t(runs.size())))]);
     int32_t slots = 0;
-    for (int64_t ti = 0; ti < tokens; ++ti) {
-        // Causal work grows with the position: interleave early and late tokens so that
-        // each thread's contiguous range of items costs about the same.
-        const int64_t t = (ti % 2 == 0) ? ti / 2 : tokens - 1 - ti / 2;
+    for (size_t ti = 0; ti < single.size(); ++ti) {
+        const int64_t t = single[size_t(interleaved(int64_t(ti), int64_t(single.size())))];
         const int64_t last = positions[t];
         const int64_t first = cfg.slidingWindow > 0 ? std::max<int64_t>(0, last - cfg.slidingWindow + 1) : 0;
         const auto ranges = static_cast<int32_t>((last - first + kSplitKeys) / kSplitKeys);
@@ -1080,8 +1117,20 @@ void attention(const float* q, int64_t tokens, const int32_t* positions, const K
     const AttnWork work{q,     &cache,         &cfg,          out, items.data(), merges.data(), partial.data(),
                         stats.data(), headsPerItem, grouped};
     // One captured pointer keeps the std::function in its small buffer: no allocation per call.
-    pool.parallelFor(static_cast<int64_t>(items.size()),
-                     [w = &work](int64_t b, int64_t e, int) { kAttend(*w, b, e); });
+    // Work [0, blocks) are the query blocks, then the per-query items.
+    struct Call {
+        const AttnWork* work;
+        const int32_t* positions;
+        const QueryBlock* block;  // the caller's thread_local vector: workers must not name it
+        int64_t blocks;
+    } call{&work, positions, blocks.data(), static_cast<int64_t>(blocks.size())};
+    pool.parallelFor(call.blocks + static_cast<int64_t>(items.size()), [c = &call](int64_t b, int64_t e, int) {
+#ifdef KESTREL_X86
+        for (int64_t i = b; i < std::min(e, c->blocks); ++i)
+            attendQueryBlockAvx512(c->work->q, c->positions, *c->work->cache, *c->work->cfg, c->block[i], c->work->out);
+#endif
+        if (e > c->blocks) kAttend(*c->work, std::max(b, c->blocks) - c->blocks, e - c->blocks);
+    });
     if (!merges.empty())
         pool.parallelFor(static_cast<int64_t>(merges.size()), [w = &work](int64_t b, int64_t e, int) {
             for (int64_t i = b; i < e; ++i) mergeRanges(*w, w->merges[i]);

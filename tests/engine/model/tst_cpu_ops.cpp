@@ -459,6 +459,41 @@ private slots:
         QVERIFY2(err < 1e-5, qPrintable(QStringLiteral("attention error %1 above 1e-5").arg(err)));
     }
 
+    // Prefill-shaped calls: runs of consecutive positions, which AVX-512 computes as blocks of
+    // 16 (token, head) queries per kv head (attention_blocked.h). A whole prompt from position 0
+    // (the first block sees 1-5 keys, a lane's keys end inside a tile), a chunk in the middle
+    // of one, and runs cut by gaps (blocks of 2-3 tokens beside lone tokens); group sizes 1
+    // (16 tokens a block), 2, 3 (a lane unused), 4, 8 and 16 (one token a block).
+    void attentionQueryBlocks_data() {
+        addAttentionColumns();
+        QTest::addColumn<int>("blockTokens");
+        QTest::addColumn<int>("shape");  // 0: positions 0..199, 1: 100..199, 2: runs cut by gaps
+        for (KvType type : {KvType::F32, KvType::F16, KvType::Q8}) {
+            const char* name = type == KvType::F32 ? "f32" : type == KvType::F16 ? "f16" : "q8";
+            for (int shape : {0, 1, 2}) {
+                QTest::addRow("%s gqa 9/3 d64 paged 16, shape %d", name, shape) << int(type) << 9 << 3 << 64 << 0 << 0.0f << 16 << shape;
+                QTest::addRow("%s gqa 8/2 d64 window 37 paged 7, shape %d", name, shape) << int(type) << 8 << 2 << 64 << 37 << 0.0f << 7 << shape;
+                QTest::addRow("%s mha 3/3 d64, shape %d", name, shape) << int(type) << 3 << 3 << 64 << 0 << 0.0f << 0 << shape;
+                QTest::addRow("%s gqa 8/2 d128 paged 16, shape %d", name, shape) << int(type) << 8 << 2 << 128 << 0 << 0.0f << 16 << shape;
+                QTest::addRow("%s mqa 4/1 d256 window 37 paged 16, shape %d", name, shape) << int(type) << 4 << 1 << 256 << 37 << 0.0f << 16 << shape;
+                QTest::addRow("%s gqa 16/2 d64 paged 16, shape %d", name, shape) << int(type) << 16 << 2 << 64 << 0 << 0.0f << 16 << shape;
+                QTest::addRow("%s mqa 16/1 d64, shape %d", name, shape) << int(type) << 16 << 1 << 64 << 0 << 0.0f << 0 << shape;
+            }
+        }
+    }
+    void attentionQueryBlocks() {
+        QFETCH(int, blockTokens);
+        QFETCH(int, shape);
+        AttentionCase c = fetchAttentionCase(blockTokens, 200, {});
+        if (shape == 2) {
+            c.positions = {3, 4, 5, 9, 40, 41, 120, 150, 151, 152, 153, 154, 155, 156, 199};
+        } else {
+            for (int p = shape == 0 ? 0 : 100; p < 200; ++p) c.positions.push_back(p);
+        }
+        const double err = attentionError(c, pool_);
+        QVERIFY2(err < 1e-5, qPrintable(QStringLiteral("attention error %1 above 1e-5").arg(err)));
+    }
+
     // storeKv's 8-bit rows: every 32 values of a head's row become codes round(x / d)
     // with d = max |x| / 127 (so the largest is +-127 and each value is within d / 2),
     // stored where the layout says, in shuffled blocks; a block of zeros has d = 0.

@@ -1,0 +1,42 @@
+// Internal to kernels/cpu: prefill attention with several queries at once
+// (attention_blocked_avx512.cpp), called by ops_attention.cpp's attention().
+//
+// Why: a prefill of n tokens does n^2 / 2 key-query products per head, and the
+// per-query kernels (built for decode) spent ~18 cycles on each at 2048 tokens:
+// every query summed each key's 64 products across a vector's lanes and
+// converted every K and V row again for itself. A query block puts 16 (token,
+// head) queries of one kv head in the 16 lanes of a vector: a score is 64 FMAs
+// of the queries' transposed values with one broadcast key value each, the
+// softmax is lane-wise (no horizontal reductions), and a value row is converted
+// once for all 16 queries.
+#pragma once
+
+#include "ops.h"
+
+#include <cstdint>
+
+namespace kestrel::kernels {
+
+// Queries per block: lanes of a 512-bit vector of floats.
+constexpr int kQueryBlockLanes = 16;
+
+// A block: `tokens` consecutive tokens from t0 (consecutive positions, one block
+// table) times the query heads of kv head kvHead, lane tb * group + g.
+struct QueryBlock {
+    int64_t t0;
+    int32_t tokens;
+    int32_t kvHead;
+};
+
+// Whether blocks can take this attention: head sizes 64, 128 or 256 (values as
+// wide as keys), at most 16 query heads per kv head, no softcap.
+bool queryBlocksFit(const AttentionConfig& cfg);
+// Tokens per block: all lanes of the group's heads (5 for SmolLM2's 3 heads per kv head).
+inline int queryBlockTokens(const AttentionConfig& cfg) { return kQueryBlockLanes / (cfg.heads / cfg.kvHeads); }
+
+// Writes the block's outputs (normalised) into out ([tokens, heads * valueDim]).
+// AVX-512F only: call after cpuid says so.
+void attendQueryBlockAvx512(const float* q, const int32_t* positions, const KvView& cache,
+                            const AttentionConfig& cfg, const QueryBlock& block, float* out);
+
+}  // namespace kestrel::kernels
