@@ -1,5 +1,5 @@
 // Internal to kernels/cpu: prefill attention with several queries at once
-// (attention_blocked_avx512.cpp), called by ops_attention.cpp's attention().
+// (attention_blocked_kernel.h, for AVX-512 and AVX2), called by ops_attention.cpp's attention().
 //
 // Why: a prefill of n tokens does n^2 / 2 key-query products per head, and the
 // per-query kernels (built for decode) spent ~18 cycles on each at 2048 tokens:
@@ -30,13 +30,19 @@ struct QueryBlock {
 
 // Whether blocks can take this attention: head sizes 64, 128 or 256 (values as
 // wide as keys), at most 16 query heads per kv head, no softcap.
-bool queryBlocksFit(const AttentionConfig& cfg);
+inline bool queryBlocksFit(const AttentionConfig& cfg) {
+    const int d = cfg.headDim;
+    return (d == 64 || d == 128 || d == 256) && cfg.valueDim == d && cfg.heads % cfg.kvHeads == 0 &&
+           cfg.heads / cfg.kvHeads <= kQueryBlockLanes && cfg.softcap <= 0.0f;
+}
 // Tokens per block: all lanes of the group's heads (5 for SmolLM2's 3 heads per kv head).
 inline int queryBlockTokens(const AttentionConfig& cfg) { return kQueryBlockLanes / (cfg.heads / cfg.kvHeads); }
 
-// Writes the block's outputs (normalised) into out ([tokens, heads * valueDim]).
-// AVX-512F only: call after cpuid says so.
+// Write the block's outputs (normalised) into out ([tokens, heads * valueDim]). Each
+// only after cpuid says its ISA is there (AVX-512F; AVX2 with FMA and F16C).
 void attendQueryBlockAvx512(const float* q, const int32_t* positions, const KvView& cache,
                             const AttentionConfig& cfg, const QueryBlock& block, float* out);
+void attendQueryBlockAvx2(const float* q, const int32_t* positions, const KvView& cache,
+                          const AttentionConfig& cfg, const QueryBlock& block, float* out);
 
 }  // namespace kestrel::kernels

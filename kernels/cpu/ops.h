@@ -154,8 +154,13 @@ struct AttentionConfig {
 // [tokens, heads * headDim]; out is [tokens, heads * valueDim]. Keys are
 // consumed in blocks with a running maximum (online softmax), so no score
 // buffer is needed whatever the context length.
+// The first `decodeTokens` tokens are decode steps (one token of a sequence each):
+// the per-query kernels take them. The others (prefill) go to the query-block
+// kernels where the ISA has them (attention_blocked.h), whose rounding differs, so
+// the split must depend on a token's role, never on what else its batch holds:
+// a token's result is then the same whatever it is batched with.
 void attention(const float* q, int64_t tokens, const int32_t* positions, const KvView& cache,
-               const AttentionConfig& cfg, float* out, ThreadPool& pool);
+               const AttentionConfig& cfg, float* out, ThreadPool& pool, int64_t decodeTokens);
 
 // IEEE half conversions (round to nearest even), for caches and tests.
 uint16_t floatToHalf(float f);

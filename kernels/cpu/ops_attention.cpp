@@ -1049,7 +1049,7 @@ void storeKv(const float* k, const float* v, int64_t tokens, const int32_t* posi
 }
 
 void attention(const float* q, int64_t tokens, const int32_t* positions, const KvView& cache,
-               const AttentionConfig& cfg, float* out, ThreadPool& pool) {
+               const AttentionConfig& cfg, float* out, ThreadPool& pool, int64_t decodeTokens) {
 #ifdef KESTREL_X86
     const bool grouped = (kAttend == attendAvx512 || kAttend == attendAvx2) && groupedShape(cfg, kAttend == attendAvx512);
 #else
@@ -1067,33 +1067,22 @@ void attention(const float* q, int64_t tokens, const int32_t* positions, const K
     runs.clear();
     blocks.clear();
     single.clear();
-    // Runs of consecutive positions of one sequence (a prefill) go to the query-block
-    // kernel; lone tokens (decode steps) to the per-query kernels.
+    // Prefill tokens go to the query-block kernel in runs of consecutive positions of one
+    // sequence (a lone one too: its result must not depend on its neighbours); decode
+    // tokens to the per-query kernels.
 #ifdef KESTREL_X86
-    const bool byBlocks = kAttend == attendAvx512 && queryBlocksFit(cfg);
+    const bool byBlocks = (kAttend == attendAvx512 || kAttend == attendAvx2) && queryBlocksFit(cfg);
 #else
     const bool byBlocks = false;
 #endif
+    const int64_t firstPrefill = byBlocks ? std::clamp<int64_t>(decodeTokens, 0, tokens) : tokens;
+    for (int64_t t = 0; t < firstPrefill; ++t) single.push_back(t);
     const int blockTokens = byBlocks ? queryBlockTokens(cfg) : 1;
-    int64_t longestRun = 0;  // keys
-    for (int64_t t = 0; t < tokens;) {
+    for (int64_t t = firstPrefill; t < tokens;) {
         int64_t e = t + 1;
         while (e < tokens && e - t < blockTokens && cache.tableOf(e) == cache.tableOf(t) && positions[e] == positions[e - 1] + 1) ++e;
-        if (e - t > 1) {
-            for (int32_t kvh = 0; kvh < cfg.kvHeads; ++kvh) runs.push_back({t, static_cast<int32_t>(e - t), kvh});
-            longestRun = std::max<int64_t>(longestRun, positions[e - 1] + 1);
-        } else {
-            single.push_back(t);
-        }
+        for (int32_t kvh = 0; kvh < cfg.kvHeads; ++kvh) runs.push_back({t, static_cast<int32_t>(e - t), kvh});
         t = e;
-    }
-    // Blocks are not split along the keys: a few blocks over a long context (a short turn
-    // after a long chat) would leave threads idle, where the per-query kernels split each
-    // token's keys into ranges (kSplitKeys) for every thread.
-    if (!runs.empty() && static_cast<int64_t>(runs.size()) < 2 * pool.size() && longestRun > kSplitKeys) {
-        runs.clear();
-        single.clear();
-        for (int64_t t = 0; t < tokens; ++t) single.push_back(t);
     }
     // Causal work grows with the position: interleave early and late tokens (and blocks) so
     // that each thread's contiguous range of work costs about the same.
@@ -1126,8 +1115,9 @@ void attention(const float* q, int64_t tokens, const int32_t* positions, const K
     } call{&work, positions, blocks.data(), static_cast<int64_t>(blocks.size())};
     pool.parallelFor(call.blocks + static_cast<int64_t>(items.size()), [c = &call](int64_t b, int64_t e, int) {
 #ifdef KESTREL_X86
+        const auto attendBlock = kAttend == attendAvx512 ? attendQueryBlockAvx512 : attendQueryBlockAvx2;
         for (int64_t i = b; i < std::min(e, c->blocks); ++i)
-            attendQueryBlockAvx512(c->work->q, c->positions, *c->work->cache, *c->work->cfg, c->block[i], c->work->out);
+            attendBlock(c->work->q, c->positions, *c->work->cache, *c->work->cfg, c->block[i], c->work->out);
 #endif
         if (e > c->blocks) kAttend(*c->work, std::max(b, c->blocks) - c->blocks, e - c->blocks);
     });

@@ -283,7 +283,10 @@ void CpuBackend::attention(const Tensor& q, runtime::KvCache& kv, int layer, con
     const auto timing = timed("attention", q.rows());
     kernels::AttentionConfig cfg{p.heads, p.kvHeads, p.headDim, p.headDim, p.scale, p.slidingWindow, p.softcap};
     out.setRows(q.rows());
-    kernels::attention(data(q), q.rows(), ids(*batch.positions), kvView(kv, layer, batch), cfg, data(out), *pool_);
+    // The step's decode rows take the per-query kernels, its prefill rows the query blocks
+    // (kernels::attention): by role, so a sequence's tokens come out the same in any batch.
+    kernels::attention(data(q), q.rows(), ids(*batch.positions), kvView(kv, layer, batch), cfg, data(out), *pool_,
+                       decodeRows_);
 }
 
 Status CpuBackend::copyKvBlock(runtime::KvCache& kv, int32_t srcBlock, int32_t dstBlock) {

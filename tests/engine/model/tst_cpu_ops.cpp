@@ -149,9 +149,15 @@ double attentionError(const AttentionCase& c, ThreadPool& pool) {
                 ref[(t * c.heads + h) * c.headDim + i] = acc;
             }
         }
-    auto out = poisoned(ref.size());
-    attention(q.data(), tokens, c.positions.data(), view, cfg, out.data(), pool);
-    return relErr(out, ref);
+    // Every token as a decode step (the per-query kernels), then as prefill (query blocks
+    // where the ISA has them): the larger error of the two.
+    double err = 0;
+    for (int64_t decodeTokens : {int64_t(tokens), int64_t(0)}) {
+        auto out = poisoned(ref.size());
+        attention(q.data(), tokens, c.positions.data(), view, cfg, out.data(), pool, decodeTokens);
+        err = std::max(err, relErr(out, ref));
+    }
+    return err;
 }
 
 }  // namespace
@@ -492,6 +498,66 @@ private slots:
         }
         const double err = attentionError(c, pool_);
         QVERIFY2(err < 1e-5, qPrintable(QStringLiteral("attention error %1 above 1e-5").arg(err)));
+    }
+
+    // A prefill token's attention must not depend on what its call holds beside it (the
+    // scheduler chunks a prompt differently when other chats share the step, and greedy
+    // replies must not change): the same token's output, bit for bit, in a whole prompt,
+    // in chunks cut at other places, alone, and after decode tokens of other positions.
+    void attentionPrefillTokenIsBatchInvariant_data() {
+        QTest::addColumn<int>("type");
+        QTest::addColumn<int>("heads");
+        QTest::addColumn<int>("headDim");
+        QTest::addColumn<int>("window");
+        QTest::newRow("f16 9/3 d64") << int(KvType::F16) << 9 << 64 << 0;
+        QTest::newRow("f16 9/3 d64 window 45") << int(KvType::F16) << 9 << 64 << 45;
+        QTest::newRow("q8 8/2 d128 window 20") << int(KvType::Q8) << 8 << 128 << 20;
+        QTest::newRow("f32 4/1 d256 window 37") << int(KvType::F32) << 4 << 256 << 37;
+    }
+    void attentionPrefillTokenIsBatchInvariant() {
+        QFETCH(int, type);
+        QFETCH(int, heads);
+        QFETCH(int, headDim);
+        QFETCH(int, window);
+        const int kvHeads = heads == 9 ? 3 : heads == 8 ? 2 : 1, rowW = kvHeads * headDim, total = 150, blockTokens = 16;
+        std::mt19937 rng(11);
+        const auto k = randomVec(size_t(total * rowW), rng), v = randomVec(size_t(total * rowW), rng);
+        const auto q = randomVec(size_t(total * heads * headDim), rng);  // row p: the query at position p
+        std::vector<int32_t> table(total / blockTokens + 1), all(total);
+        for (size_t i = 0; i < table.size(); ++i) table[i] = int32_t(table.size() - 1 - i);
+        for (int p = 0; p < total; ++p) all[size_t(p)] = p;
+        const size_t elems = table.size() * blockTokens * size_t(rowW);
+        std::vector<uint8_t> kStore(elems * 4), vStore(elems * 4);
+        std::vector<float> kScales(elems / kKvQ8Block), vScales(elems / kKvQ8Block);
+        KvView view{KvType(type), kStore.data(), vStore.data(), rowW, blockTokens, table.data()};
+        view.kScales = kScales.data();
+        view.vScales = vScales.data();
+        storeKv(k.data(), v.data(), total, all.data(), rowW, view);
+        AttentionConfig cfg{heads, kvHeads, headDim, headDim, 1.0f / std::sqrt(float(headDim)), window, 0.0f};
+        const size_t width = size_t(heads) * size_t(headDim);
+        // Outputs of the tokens at `positions`, the first `decode` of them as decode steps.
+        auto run = [&](const std::vector<int32_t>& positions, int64_t decode) {
+            std::vector<float> qs, out(positions.size() * width, std::numeric_limits<float>::quiet_NaN());
+            for (int32_t p : positions) qs.insert(qs.end(), q.begin() + p * long(width), q.begin() + (p + 1) * long(width));
+            attention(qs.data(), int64_t(positions.size()), positions.data(), view, cfg, out.data(), pool_, decode);
+            return out;
+        };
+        const std::vector<float> whole = run(all, 0);
+        auto same = [&](const std::vector<int32_t>& positions, int64_t decode, const char* what) {
+            const std::vector<float> out = run(positions, decode);
+            for (size_t i = size_t(decode); i < positions.size(); ++i)
+                QVERIFY2(std::memcmp(&out[i * width], &whole[size_t(positions[i]) * width], width * sizeof(float)) == 0,
+                         qPrintable(QStringLiteral("%1: position %2 differs from the whole prompt's").arg(what).arg(positions[i])));
+        };
+        for (int cut : {1, 3, 7, 64, 101}) {  // a prompt in chunks of `cut` tokens
+            for (int from = 0; from < total; from += cut) {
+                std::vector<int32_t> chunk;
+                for (int p = from; p < std::min(total, from + cut); ++p) chunk.push_back(p);
+                same(chunk, 0, "chunked");
+            }
+        }
+        same({149, 60, 61, 62, 63, 64, 65, 66, 67}, 1, "after a decode token");
+        same({12, 13, 14, 99, 100, 140}, 0, "runs cut by gaps");
     }
 
     // storeKv's 8-bit rows: every 32 values of a head's row become codes round(x / d)
