@@ -1023,6 +1023,29 @@ QuantizeKvFn pickQuantizeKv() {
 const QuantizeKvFn kQuantizeKv = pickQuantizeKv();
 
 
+// The i-th of n items in an order that alternates early and late ones: causal work grows
+// with the position, so each thread's contiguous range of work then costs about the same.
+inline int64_t interleavedIndex(int64_t i, int64_t n) { return i % 2 == 0 ? i / 2 : n - 1 - i / 2; }
+
+// Decode tokens [0, firstPrefill) to `single` (the per-query kernels) in order; the prefill
+// tokens after them to query blocks: runs of consecutive positions of one sequence, at most a
+// block's tokens each (a lone token too: its result must not depend on its neighbours), one
+// block per kv head; `blocks` holds them interleaved (interleavedIndex).
+void splitByRole(int64_t tokens, const int32_t* positions, const KvView& cache, const AttentionConfig& cfg,
+                 int64_t firstPrefill, std::vector<int64_t>& single, std::vector<QueryBlock>& runs,
+                 std::vector<QueryBlock>& blocks) {
+    for (int64_t t = 0; t < firstPrefill; ++t) single.push_back(t);
+    const int most = firstPrefill < tokens ? queryBlockTokens(cfg) : 1;
+    for (int64_t t = firstPrefill; t < tokens;) {
+        int64_t e = t + 1;
+        while (e < tokens && e - t < most && cache.tableOf(e) == cache.tableOf(t) && positions[e] == positions[e - 1] + 1) ++e;
+        for (int32_t kvh = 0; kvh < cfg.kvHeads; ++kvh) runs.push_back({t, static_cast<int32_t>(e - t), kvh});
+        t = e;
+    }
+    const auto n = static_cast<int64_t>(runs.size());
+    for (int64_t i = 0; i < n; ++i) blocks.push_back(runs[size_t(interleavedIndex(i, n))]);
+}
+
 }  // namespace
 
 void storeKv(const float* k, const float* v, int64_t tokens, const int32_t* positions, int64_t rowWidth,
@@ -1067,30 +1090,18 @@ void attention(const float* q, int64_t tokens, const int32_t* positions, const K
     runs.clear();
     blocks.clear();
     single.clear();
-    // Prefill tokens go to the query-block kernel in runs of consecutive positions of one
-    // sequence (a lone one too: its result must not depend on its neighbours); decode
-    // tokens to the per-query kernels.
+    // Decode tokens take the per-query kernels, prefill tokens the query blocks where the ISA
+    // has them (by role: ops.h says why).
 #ifdef KESTREL_X86
     const bool byBlocks = (kAttend == attendAvx512 || kAttend == attendAvx2) && queryBlocksFit(cfg);
 #else
     const bool byBlocks = false;
 #endif
-    const int64_t firstPrefill = byBlocks ? std::clamp<int64_t>(decodeTokens, 0, tokens) : tokens;
-    for (int64_t t = 0; t < firstPrefill; ++t) single.push_back(t);
-    const int blockTokens = byBlocks ? queryBlockTokens(cfg) : 1;
-    for (int64_t t = firstPrefill; t < tokens;) {
-        int64_t e = t + 1;
-        while (e < tokens && e - t < blockTokens && cache.tableOf(e) == cache.tableOf(t) && positions[e] == positions[e - 1] + 1) ++e;
-        for (int32_t kvh = 0; kvh < cfg.kvHeads; ++kvh) runs.push_back({t, static_cast<int32_t>(e - t), kvh});
-        t = e;
-    }
-    // Causal work grows with the position: interleave early and late tokens (and blocks) so
-    // that each thread's contiguous range of work costs about the same.
-    auto interleaved = [](int64_t i, int64_t n) { return (i % 2 == 0) ? i / 2 : n - 1 - i / 2; };
-    for (size_t i = 0; i < runs.size(); ++i) blocks.push_back(runs[size_t(interleaved(int64_t(i), int64_t(runs.size())))]);
+    splitByRole(tokens, positions, cache, cfg, byBlocks ? std::clamp<int64_t>(decodeTokens, 0, tokens) : tokens, single,
+                runs, blocks);
     int32_t slots = 0;
     for (size_t ti = 0; ti < single.size(); ++ti) {
-        const int64_t t = single[size_t(interleaved(int64_t(ti), int64_t(single.size())))];
+        const int64_t t = single[size_t(interleavedIndex(int64_t(ti), int64_t(single.size())))];  // early and late
         const int64_t last = positions[t];
         const int64_t first = cfg.slidingWindow > 0 ? std::max<int64_t>(0, last - cfg.slidingWindow + 1) : 0;
         const auto ranges = static_cast<int32_t>((last - first + kSplitKeys) / kSplitKeys);
@@ -1115,9 +1126,9 @@ void attention(const float* q, int64_t tokens, const int32_t* positions, const K
     } call{&work, positions, blocks.data(), static_cast<int64_t>(blocks.size())};
     pool.parallelFor(call.blocks + static_cast<int64_t>(items.size()), [c = &call](int64_t b, int64_t e, int) {
 #ifdef KESTREL_X86
-        const auto attendBlock = kAttend == attendAvx512 ? attendQueryBlockAvx512 : attendQueryBlockAvx2;
+        const auto blockKernel = kAttend == attendAvx512 ? attendQueryBlockAvx512 : attendQueryBlockAvx2;
         for (int64_t i = b; i < std::min(e, c->blocks); ++i)
-            attendBlock(c->work->q, c->positions, *c->work->cache, *c->work->cfg, c->block[i], c->work->out);
+            blockKernel(c->work->q, c->positions, *c->work->cache, *c->work->cfg, c->block[i], c->work->out);
 #endif
         if (e > c->blocks) kAttend(*c->work, std::max(b, c->blocks) - c->blocks, e - c->blocks);
     });
