@@ -17,8 +17,10 @@
 
 namespace kestrel::kernels {
 
-// Queries per block: lanes of a 512-bit vector of floats.
+// Queries per block: 16 lanes of floats per vector group; AVX-512 takes two groups (32
+// queries), AVX2 one (two ymm registers).
 constexpr int kQueryBlockLanes = 16;
+constexpr int kQueryBlockLanesAvx512 = 32, kQueryBlockLanesAvx2 = 16;
 
 // A block: `tokens` consecutive tokens from t0 (consecutive positions, one block
 // table) times the query heads of kv head kvHead, lane tb * group + g.
@@ -35,8 +37,9 @@ inline bool queryBlocksFit(const AttentionConfig& cfg) {
     return (d == 64 || d == 128 || d == 256) && cfg.valueDim == d && cfg.heads % cfg.kvHeads == 0 &&
            cfg.heads / cfg.kvHeads <= kQueryBlockLanes && cfg.softcap <= 0.0f;
 }
-// Tokens per block: all lanes of the group's heads (5 for SmolLM2's 3 heads per kv head).
-inline int queryBlockTokens(const AttentionConfig& cfg) { return kQueryBlockLanes / (cfg.heads / cfg.kvHeads); }
+// Tokens per block of `lanes` queries, each token taking its group's heads (SmolLM2's 3
+// heads per kv head: 10 tokens on AVX-512, 5 on AVX2).
+inline int queryBlockTokens(const AttentionConfig& cfg, int lanes) { return lanes / (cfg.heads / cfg.kvHeads); }
 
 // Write the block's outputs (normalised) into out ([tokens, heads * valueDim]). Each
 // only after cpuid says its ISA is there (AVX-512F; AVX2 with FMA and F16C).

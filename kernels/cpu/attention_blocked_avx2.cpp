@@ -37,6 +37,7 @@ struct Ymm2x8 {
         __m256i lo, hi;
     };
     using M = F;  // all ones in the lanes a key must not reach
+    static constexpr int kGroups = 1;  // each broadcast already feeds two FMAs (the halves)
     static constexpr int kScoredKeys = 4;
     static constexpr int kValueDims = 4;
 
@@ -61,10 +62,8 @@ struct Ymm2x8 {
     static F max(F a, F b) { return each(a, b, [](__m256 x, __m256 y) { return _mm256_max_ps(x, y); }); }
     static F divide(F a, F b) { return each(a, b, [](__m256 x, __m256 y) { return _mm256_div_ps(x, y); }); }
     static F exp(F x) { return {exp256(x.lo), exp256(x.hi)}; }
-    static F fmaBroadcast(F a, const float* p, F acc) {
-        const __m256 b = _mm256_broadcast_ss(p);
-        return {_mm256_fmadd_ps(a.lo, b, acc.lo), _mm256_fmadd_ps(a.hi, b, acc.hi)};
-    }
+    static __m256 broadcast(const float* p) { return _mm256_broadcast_ss(p); }
+    static F fma(F a, __m256 b, F acc) { return {_mm256_fmadd_ps(a.lo, b, acc.lo), _mm256_fmadd_ps(a.hi, b, acc.hi)}; }
     static M visible(int32_t pos, I first, I last) {  // hidden: pos > last or first > pos
         const __m256i p = _mm256_set1_epi32(pos);
         auto hidden = [&](__m256i f, __m256i l) {

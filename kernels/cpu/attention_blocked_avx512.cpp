@@ -14,8 +14,11 @@ struct Zmm16 {
     using F = __m512;
     using I = __m512i;
     using M = __mmask16;
-    static constexpr int kScoredKeys = 16;  // 16 accumulators, the queries and a spare of 32 registers
-    static constexpr int kValueDims = 16;
+    // Two vectors of 16 lanes (32 queries): each broadcast key or value feeds two FMAs, so
+    // loads (a broadcast is one) stay under the two FMAs a cycle. 16 accumulators.
+    static constexpr int kGroups = 2;
+    static constexpr int kScoredKeys = 8;
+    static constexpr int kValueDims = 8;
 
     static F zero() { return _mm512_setzero_ps(); }
     static F negInf() { return _mm512_set1_ps(-std::numeric_limits<float>::infinity()); }
@@ -28,8 +31,8 @@ struct Zmm16 {
     static F max(F a, F b) { return _mm512_max_ps(a, b); }
     static F divide(F a, F b) { return _mm512_div_ps(a, b); }
     static F exp(F x) { return exp512(x); }
-    // One instruction: the broadcast is the FMA's memory operand ({1to16}).
-    static F fmaBroadcast(F a, const float* p, F acc) { return _mm512_fmadd_ps(a, _mm512_set1_ps(*p), acc); }
+    static F broadcast(const float* p) { return _mm512_set1_ps(*p); }
+    static F fma(F a, F b, F acc) { return _mm512_fmadd_ps(a, b, acc); }
     static M visible(int32_t pos, I first, I last) {
         const I p = _mm512_set1_epi32(pos);
         return _mm512_cmple_epi32_mask(p, last) & _mm512_cmpge_epi32_mask(p, first);

@@ -38,24 +38,23 @@
 namespace kestrel::kernels {
 namespace {
 
-constexpr int kLanes = kQueryBlockLanes;
-
-template <int D>
+// L lanes: V::kGroups vectors of 16.
+template <int D, int L>
 struct BlockScratch {
     static constexpr int kKeys = 2048 / D;  // keys per tile: 32, 16 or 8
-    alignas(64) float qt[D][kLanes];        // queries transposed, scaled
+    alignas(64) float qt[D][L];             // queries transposed, scaled
     alignas(64) float k[kKeys][D];
     alignas(64) float v[kKeys][D];
-    alignas(64) float p[kKeys][kLanes];  // scores, then weights
-    alignas(64) float o[D][kLanes];      // weighted sums, transposed
+    alignas(64) float p[kKeys][L];  // scores, then weights
+    alignas(64) float o[D][L];      // weighted sums, transposed
 };
 
-// The thread's scratch (26-48 KB, allocated on first use rather than as
-// thread-local storage every thread of the process would carry).
-template <int D>
-BlockScratch<D>& blockScratch() {
-    thread_local std::unique_ptr<BlockScratch<D>> s;
-    if (!s) s = std::make_unique<BlockScratch<D>>();
+// The thread's scratch (allocated on first use rather than as thread-local storage
+// every thread of the process would carry).
+template <int D, int L>
+BlockScratch<D, L>& blockScratch() {
+    thread_local std::unique_ptr<BlockScratch<D, L>> s;
+    if (!s) s = std::make_unique<BlockScratch<D, L>>();
     return *s;
 }
 
@@ -100,30 +99,41 @@ template <typename V, int D, KvType Type>
 void attendBlock(const float* q, const int32_t* positions, const KvView& c, const AttentionConfig& cfg,
                  const QueryBlock& b, float* out) {
     using F = typename V::F;
-    using Scratch = BlockScratch<D>;
+    constexpr int G = V::kGroups;  // vectors of 16 lanes
+    constexpr int L = 16 * G;
+    using Scratch = BlockScratch<D, L>;
     constexpr int kKeys = Scratch::kKeys;
     constexpr int kScored = std::min(kKeys, V::kScoredKeys);  // keys scored at once (accumulators)
     constexpr int kDims = V::kValueDims;                      // output dims in registers at once
-    Scratch& s = blockScratch<D>();
+    Scratch& s = blockScratch<D, L>();
     const int group = cfg.heads / cfg.kvHeads;
     const int queries = b.tokens * group;
-    alignas(64) int32_t lastOf[kLanes], firstOf[kLanes];
-    for (int lane = 0; lane < kLanes; ++lane) {
+    alignas(64) int32_t lastOf[L], firstOf[L];
+    for (int lane = 0; lane < L; ++lane) {
         const int qi = std::min(lane, queries - 1), tb = qi / group, g = qi % group;
         const float* src = q + ((b.t0 + tb) * cfg.heads + b.kvHead * group + g) * D;
         for (int d = 0; d < D; ++d) s.qt[d][lane] = src[d] * cfg.scale;
         lastOf[lane] = positions[b.t0 + tb];
         firstOf[lane] = cfg.slidingWindow > 0 ? std::max(0, lastOf[lane] - cfg.slidingWindow + 1) : 0;
     }
-    const typename V::I lastV = V::loadInts(lastOf), firstV = V::loadInts(firstOf);
+    typename V::I lastV[G], firstV[G];
+    for (int x = 0; x < G; ++x) {
+        lastV[x] = V::loadInts(lastOf + 16 * x);
+        firstV[x] = V::loadInts(firstOf + 16 * x);
+    }
     // Positions grow along the block, so lane 0 has the smallest first and last, the last query the largest.
     const int64_t kFirst = firstOf[0], kLast = lastOf[queries - 1];
     const int64_t minLast = lastOf[0], maxFirst = firstOf[queries - 1];
     const int32_t* table = c.tableOf(b.t0);
     const int64_t col = int64_t(b.kvHead) * D;
     const F negInf = V::negInf();
-    F m = negInf, l = V::zero();
-    for (int d = 0; d < D; ++d) V::store(s.o[d], V::zero());
+    F m[G], l[G];
+    for (int x = 0; x < G; ++x) {
+        m[x] = negInf;
+        l[x] = V::zero();
+    }
+    for (int d = 0; d < D; ++d)
+        for (int x = 0; x < G; ++x) V::store(s.o[d] + 16 * x, V::zero());
 
     // Tiles start at multiples of kKeys, so a lane meets the same tiles (the same online
     // softmax steps) whatever else its block holds: its result depends on its query alone.
@@ -135,63 +145,92 @@ void attendBlock(const float* q, const int32_t* positions, const KvView& c, cons
         loadRows<V, D, Type>(c, c.v, c.vScales, table, j, n, col, &s.v[0][0]);
         // Rows past n hold an earlier tile's values (or zeros): scored, then masked.
         const bool masked = n < kKeys || j + n - 1 > minLast || j < maxFirst;
-        auto visible = [&](int key) {
-            return key < n ? V::visible(static_cast<int32_t>(j + key), firstV, lastV) : V::noLanes();
+        auto visible = [&](int key, int x) {
+            return key < n ? V::visible(static_cast<int32_t>(j + key), firstV[x], lastV[x]) : V::noLanes();
         };
-        F tileMax = negInf;
+        F tileMax[G];
+        for (int x = 0; x < G; ++x) tileMax[x] = negInf;
         for (int k0 = 0; k0 < kKeys; k0 += kScored) {
-            F sc[kScored];
+            F sc[kScored][G];
 #pragma GCC unroll 16
-            for (int i = 0; i < kScored; ++i) sc[i] = V::zero();
+            for (int i = 0; i < kScored; ++i)
+#pragma GCC unroll 2
+                for (int x = 0; x < G; ++x) sc[i][x] = V::zero();
             // One base pointer: key i's value d is at a constant offset i * D from kd (16
-            // separate row pointers spilled the general registers).
+            // separate row pointers spilled the general registers). Each broadcast key value
+            // feeds the G vectors of queries.
             const float* kd = s.k[k0];
 #pragma GCC unroll 4
             for (int d = 0; d < D; ++d, ++kd) {
-                const F qd = V::load(s.qt[d]);
+                F qd[G];
+#pragma GCC unroll 2
+                for (int x = 0; x < G; ++x) qd[x] = V::load(s.qt[d] + 16 * x);
 #pragma GCC unroll 16
-                for (int i = 0; i < kScored; ++i) sc[i] = V::fmaBroadcast(qd, kd + i * D, sc[i]);
+                for (int i = 0; i < kScored; ++i) {
+                    const auto kv = V::broadcast(kd + i * D);
+#pragma GCC unroll 2
+                    for (int x = 0; x < G; ++x) sc[i][x] = V::fma(qd[x], kv, sc[i][x]);
+                }
             }
 #pragma GCC unroll 16
-            for (int i = 0; i < kScored; ++i) {
-                if (masked) sc[i] = V::keep(sc[i], visible(k0 + i), negInf);
-                tileMax = V::max(tileMax, sc[i]);
-                V::store(s.p[k0 + i], sc[i]);
-            }
+            for (int i = 0; i < kScored; ++i)
+#pragma GCC unroll 2
+                for (int x = 0; x < G; ++x) {
+                    if (masked) sc[i][x] = V::keep(sc[i][x], visible(k0 + i, x), negInf);
+                    tileMax[x] = V::max(tileMax[x], sc[i][x]);
+                    V::store(s.p[k0 + i] + 16 * x, sc[i][x]);
+                }
         }
         // A lane that has seen no visible key yet keeps maximum -inf; it takes 0 as its
         // reference, and its weights are masked to 0.
-        const F mNew = V::max(m, tileMax);
-        const F ref = V::zeroWhereNegInf(mNew);
-        const bool grew = V::anyDiffer(mNew, m);
-        const F alpha = V::exp(V::sub(m, ref));  // 1 where the maximum held; o and l are 0 where m was -inf
-        if (grew) l = V::mul(l, alpha);
-        for (int key = 0; key < n; ++key) {
-            F p = V::exp(V::sub(V::load(s.p[key]), ref));
-            if (masked) p = V::zeroUnless(p, visible(key));
-            l = V::add(l, p);
-            V::store(s.p[key], p);
+        F ref[G], alpha[G];
+        bool grew = false;
+        for (int x = 0; x < G; ++x) {
+            const F mNew = V::max(m[x], tileMax[x]);
+            ref[x] = V::zeroWhereNegInf(mNew);
+            grew = grew || V::anyDiffer(mNew, m[x]);
+            alpha[x] = V::exp(V::sub(m[x], ref[x]));  // 1 where the maximum held; o and l are 0 where m was -inf
+            m[x] = mNew;
+        }
+        for (int x = 0; x < G; ++x) {
+            if (grew) l[x] = V::mul(l[x], alpha[x]);
+            for (int key = 0; key < n; ++key) {
+                F p = V::exp(V::sub(V::load(s.p[key] + 16 * x), ref[x]));
+                if (masked) p = V::zeroUnless(p, visible(key, x));
+                l[x] = V::add(l[x], p);
+                V::store(s.p[key] + 16 * x, p);
+            }
         }
         for (int c0 = 0; c0 < D; c0 += kDims) {
-            F o[kDims];
+            F o[kDims][G];
 #pragma GCC unroll 16
-            for (int i = 0; i < kDims; ++i) {
-                o[i] = V::load(s.o[c0 + i]);
-                if (grew) o[i] = V::mul(o[i], alpha);
-            }
+            for (int i = 0; i < kDims; ++i)
+#pragma GCC unroll 2
+                for (int x = 0; x < G; ++x) {
+                    o[i][x] = V::load(s.o[c0 + i] + 16 * x);
+                    if (grew) o[i][x] = V::mul(o[i][x], alpha[x]);
+                }
             const float* vk = s.v[0] + c0;
             for (int key = 0; key < n; ++key, vk += D) {
-                const F p = V::load(s.p[key]);
+                F p[G];
+#pragma GCC unroll 2
+                for (int x = 0; x < G; ++x) p[x] = V::load(s.p[key] + 16 * x);
 #pragma GCC unroll 16
-                for (int i = 0; i < kDims; ++i) o[i] = V::fmaBroadcast(p, vk + i, o[i]);
+                for (int i = 0; i < kDims; ++i) {
+                    const auto vv = V::broadcast(vk + i);
+#pragma GCC unroll 2
+                    for (int x = 0; x < G; ++x) o[i][x] = V::fma(p[x], vv, o[i][x]);
+                }
             }
 #pragma GCC unroll 16
-            for (int i = 0; i < kDims; ++i) V::store(s.o[c0 + i], o[i]);
+            for (int i = 0; i < kDims; ++i)
+#pragma GCC unroll 2
+                for (int x = 0; x < G; ++x) V::store(s.o[c0 + i] + 16 * x, o[i][x]);
         }
-        m = mNew;
     }
     // Every query sees at least its own position, so l > 0 in the lanes stored.
-    for (int d = 0; d < D; ++d) V::store(s.o[d], V::divide(V::load(s.o[d]), l));
+    for (int d = 0; d < D; ++d)
+        for (int x = 0; x < G; ++x) V::store(s.o[d] + 16 * x, V::divide(V::load(s.o[d] + 16 * x), l[x]));
     for (int lane = 0; lane < queries; ++lane) {
         float* dst = out + ((b.t0 + lane / group) * cfg.heads + b.kvHead * group + lane % group) * D;
         for (int d = 0; d < D; ++d) dst[d] = s.o[d][lane];

@@ -1032,10 +1032,10 @@ inline int64_t interleavedIndex(int64_t i, int64_t n) { return i % 2 == 0 ? i / 
 // block's tokens each (a lone token too: its result must not depend on its neighbours), one
 // block per kv head; `blocks` holds them interleaved (interleavedIndex).
 void splitByRole(int64_t tokens, const int32_t* positions, const KvView& cache, const AttentionConfig& cfg,
-                 int64_t firstPrefill, std::vector<int64_t>& single, std::vector<QueryBlock>& runs,
+                 int64_t firstPrefill, int lanes, std::vector<int64_t>& single, std::vector<QueryBlock>& runs,
                  std::vector<QueryBlock>& blocks) {
     for (int64_t t = 0; t < firstPrefill; ++t) single.push_back(t);
-    const int most = firstPrefill < tokens ? queryBlockTokens(cfg) : 1;
+    const int most = firstPrefill < tokens ? queryBlockTokens(cfg, lanes) : 1;
     for (int64_t t = firstPrefill; t < tokens;) {
         int64_t e = t + 1;
         while (e < tokens && e - t < most && cache.tableOf(e) == cache.tableOf(t) && positions[e] == positions[e - 1] + 1) ++e;
@@ -1097,8 +1097,13 @@ void attention(const float* q, int64_t tokens, const int32_t* positions, const K
 #else
     const bool byBlocks = false;
 #endif
-    splitByRole(tokens, positions, cache, cfg, byBlocks ? std::clamp<int64_t>(decodeTokens, 0, tokens) : tokens, single,
-                runs, blocks);
+#ifdef KESTREL_X86
+    const int lanes = kAttend == attendAvx512 ? kQueryBlockLanesAvx512 : kQueryBlockLanesAvx2;
+#else
+    const int lanes = kQueryBlockLanes;
+#endif
+    splitByRole(tokens, positions, cache, cfg, byBlocks ? std::clamp<int64_t>(decodeTokens, 0, tokens) : tokens, lanes,
+                single, runs, blocks);
     int32_t slots = 0;
     for (size_t ti = 0; ti < single.size(); ++ti) {
         const int64_t t = single[size_t(interleavedIndex(int64_t(ti), int64_t(single.size())))];  // early and late
