@@ -4,11 +4,11 @@
 // Why: a prefill of n tokens does n^2 / 2 key-query products per head, and the
 // per-query kernels (built for decode) spent ~18 cycles on each at 2048 tokens:
 // every query summed each key's 64 products across a vector's lanes and
-// converted every K and V row again for itself. A query block puts 16 (token,
-// head) queries of one kv head in the 16 lanes of a vector: a score is 64 FMAs
-// of the queries' transposed values with one broadcast key value each, the
-// softmax is lane-wise (no horizontal reductions), and a value row is converted
-// once for all 16 queries.
+// converted every K and V row again for itself. A query block puts 32 (AVX-512) or
+// 16 (AVX2) (token, head) queries of one kv head in the lanes of its vectors: a
+// score is 64 FMAs of the queries' transposed values with one broadcast key value
+// each, the softmax is lane-wise (no horizontal reductions), and a value row is
+// converted once for all of them.
 #pragma once
 
 #include "ops.h"

@@ -1,32 +1,32 @@
 // Internal to kernels/cpu: the query-block attention kernel (attention_blocked.h)
 // written once over a vector type V of 16 float lanes, included by
-// attention_blocked_avx512.cpp (V: one zmm register) and attention_blocked_avx2.cpp
-// (V: two ymm registers). Everything here is in an unnamed namespace, so each file's
-// copy, compiled for its own ISA, stays its own.
+// attention_blocked_avx512.cpp (V: one zmm register, two of them a block) and
+// attention_blocked_avx2.cpp (V: two ymm registers, one a block). Everything here is
+// in an unnamed namespace, so each file's copy, compiled for its own ISA, stays its own.
 //
-// Lane i of every vector is query i of the block: token i / group, head
-// kvHead * group + i % group (lanes past the block's queries repeat its last
-// query and are not stored). Keys are taken in tiles of 2048 / D (8 KB of floats
-// for K and as much for V, in the thread's scratch):
+// Lane i of the block's 16 * V::kGroups lanes is query i: token i / group, head
+// kvHead * group + i % group (lanes past the block's queries repeat its last query
+// and are not stored). Keys are taken in tiles of 2048 / D (8 KB of floats for K and
+// as much for V, in the thread's scratch):
 // - the tile's K and V rows are converted to floats once (f16 and 8-bit storage);
-// - scores: a vector per key over the 16 queries, D FMAs of the queries'
-//   transposed values (times cfg.scale, applied once) with the key's value d
-//   broadcast from memory;
+// - scores: per key, vectors over the queries, D FMAs of the queries' transposed
+//   values (times cfg.scale, applied once) with the key's value d broadcast (one
+//   broadcast feeds every vector of the block);
 // - online softmax lane by lane; a key a query may not see (causal order, the
 //   window, past the tile's end) gets weight 0 exactly;
-// - values: the output is kept transposed as well (o[d] over the 16 queries),
-//   V::kValueDims dims at a time in registers, each key's weight vector times its
+// - values: the output is kept transposed as well (o[d] over the queries),
+//   V::kValueDims dims at a time in registers, each key's weight vectors times its
 //   value d broadcast.
 // The sums run in another order than the per-query kernels', so results agree
 // with theirs to rounding (tst_cpu_ops checks both against a double reference).
 //
-// V provides: F (16 floats), I (16 ints), M (a lane mask); kScoredKeys and
-// kValueDims (accumulators the registers hold); zero, negInf, load, store, loadInts,
-// add, sub, mul, max, exp, fmaBroadcast(a, p, acc) = acc + a * *p, divide;
-// visible(pos, first, last) (lanes with first <= pos <= last), noLanes, keep(x, m,
-// fill) (x where m, else fill), zeroUnless(x, m), anyDiffer(a, b), zeroWhereNegInf(x);
-// convert16<Type>(slab, scales, e, dst): 16 values of a K or V slab from element e as
-// floats at dst.
+// V provides: F (16 floats), I (16 ints), M (a lane mask); kGroups (vectors a block),
+// kScoredKeys and kValueDims (accumulators per vector the registers hold); zero, negInf,
+// load, store, loadInts, add, sub, mul, max, exp, divide, broadcast(p) (*p in every lane,
+// of the type fma takes), fma(a, b, acc) = acc + a * b; visible(pos, first, last) (lanes
+// with first <= pos <= last), noLanes, keep(x, m, fill) (x where m, else fill),
+// zeroUnless(x, m), anyDiffer(a, b), zeroWhereNegInf(x); convert16<Type>(slab, scales,
+// e, dst): 16 values of a K or V slab from element e as floats at dst.
 #pragma once
 
 #include "attention_blocked.h"
