@@ -3,9 +3,10 @@
 // kernels) or for decode steps of several sequences (the per-query kernels),
 // and reports cycles per (query, key) pair at a stated clock.
 // Usage: kestrel-bench-attention [smollm2|gemma3] [context=2048] [prefill-chunk=256]
-//                                [decode-streams=0] [threads=2] [ghz=2.95]
+//                                [decode-streams=0] [threads=2] [ghz=2.95] [calls=20]
 // With decode-streams > 0 it times that many one-token sequences instead of the
-// chunk. Times are the fastest of 20 calls (robust on a shared machine); the KV
+// chunk. Times are the fastest of `calls` calls (robust on a shared machine; a decode
+// call of a few microseconds wants thousands); the KV
 // blocks are in a scrambled order, as in the pool.
 #include "ops.h"
 #include "thread_pool.h"
@@ -58,7 +59,8 @@ int main(int argc, char** argv) {
     const int64_t decodeTokens = streams > 0 ? tokens : 0;
     attention(q.data(), tokens, positions.data(), view, cfg, out.data(), pool, decodeTokens);
     double best = 1e30;
-    for (int i = 0; i < 20; ++i) {
+    const int calls = argc > 7 ? std::max(1, std::atoi(argv[7])) : 20;
+    for (int i = 0; i < calls; ++i) {
         const auto t0 = std::chrono::steady_clock::now();
         attention(q.data(), tokens, positions.data(), view, cfg, out.data(), pool, decodeTokens);
         best = std::min(best, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
