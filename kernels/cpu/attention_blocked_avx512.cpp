@@ -1,5 +1,5 @@
 // Prefill attention over query blocks (attention_blocked.h) on AVX-512F: the
-// kernel of attention_blocked_kernel.h with the 16 lanes in one zmm register.
+// kernel of attention_blocked_kernel.h with 16 lanes in a zmm register, two a block.
 #include "attention_blocked_kernel.h"
 #include "exp_avx512.h"
 

@@ -981,6 +981,21 @@ AttendFn pickAttend() {
 
 const AttendFn kAttend = pickAttend();
 
+// The query-block kernel of kAttend's ISA and its queries per block (attention_blocked.h);
+// none where kAttend is the scalar path.
+struct BlockKernel {
+    void (*attend)(const float*, const int32_t*, const KvView&, const AttentionConfig&, const QueryBlock&, float*);
+    int lanes;
+};
+BlockKernel pickBlockKernel() {
+#ifdef KESTREL_X86
+    if (kAttend == attendAvx512) return {attendQueryBlockAvx512, kQueryBlockLanesAvx512};
+    if (kAttend == attendAvx2) return {attendQueryBlockAvx2, kQueryBlockLanesAvx2};
+#endif
+    return {nullptr, 0};
+}
+const BlockKernel kBlockKernel = pickBlockKernel();
+
 // 8-bit storage: `blocks` blocks of 32 values as codes round(x / d), d = max |x| / 127
 // (d = 0 and codes 0 for a block of zeros). Both versions round half to even and
 // multiply by the same reciprocal, so they store the same bytes.
@@ -1092,18 +1107,9 @@ void attention(const float* q, int64_t tokens, const int32_t* positions, const K
     single.clear();
     // Decode tokens take the per-query kernels, prefill tokens the query blocks where the ISA
     // has them (by role: ops.h says why).
-#ifdef KESTREL_X86
-    const bool byBlocks = (kAttend == attendAvx512 || kAttend == attendAvx2) && queryBlocksFit(cfg);
-#else
-    const bool byBlocks = false;
-#endif
-#ifdef KESTREL_X86
-    const int lanes = kAttend == attendAvx512 ? kQueryBlockLanesAvx512 : kQueryBlockLanesAvx2;
-#else
-    const int lanes = kQueryBlockLanes;
-#endif
-    splitByRole(tokens, positions, cache, cfg, byBlocks ? std::clamp<int64_t>(decodeTokens, 0, tokens) : tokens, lanes,
-                single, runs, blocks);
+    const bool byBlocks = kBlockKernel.attend && queryBlocksFit(cfg);
+    splitByRole(tokens, positions, cache, cfg, byBlocks ? std::clamp<int64_t>(decodeTokens, 0, tokens) : tokens,
+                kBlockKernel.lanes, single, runs, blocks);
     int32_t slots = 0;
     for (size_t ti = 0; ti < single.size(); ++ti) {
         const int64_t t = single[size_t(interleavedIndex(int64_t(ti), int64_t(single.size())))];  // early and late
@@ -1130,11 +1136,8 @@ void attention(const float* q, int64_t tokens, const int32_t* positions, const K
         int64_t blocks;
     } call{&work, positions, blocks.data(), static_cast<int64_t>(blocks.size())};
     pool.parallelFor(call.blocks + static_cast<int64_t>(items.size()), [c = &call](int64_t b, int64_t e, int) {
-#ifdef KESTREL_X86
-        const auto blockKernel = kAttend == attendAvx512 ? attendQueryBlockAvx512 : attendQueryBlockAvx2;
         for (int64_t i = b; i < std::min(e, c->blocks); ++i)
-            blockKernel(c->work->q, c->positions, *c->work->cache, *c->work->cfg, c->block[i], c->work->out);
-#endif
+            kBlockKernel.attend(c->work->q, c->positions, *c->work->cache, *c->work->cfg, c->block[i], c->work->out);
         if (e > c->blocks) kAttend(*c->work, std::max(b, c->blocks) - c->blocks, e - c->blocks);
     });
     if (!merges.empty())
