@@ -6,6 +6,8 @@
 #include "matmul.h"
 #include "quant_blocks.h"
 
+#include <type_traits>
+
 namespace kestrel::kernels {
 namespace {
 
@@ -100,21 +102,10 @@ void dequantQ3_K(const BlockQ3_K* b, float* y, int64_t nb) {
     }
 }
 
-void dequantQ4_K(const BlockQ4_K* b, float* y, int64_t nb) {
-    for (int64_t i = 0; i < nb; ++i, y += kQKK) {
-        const float d = fp16ToFloat(b[i].d), dmin = fp16ToFloat(b[i].dmin);
-        for (int j = 0; j < 8; ++j) {
-            uint8_t sc, m;
-            kScaleMin(b[i].scales, j, sc, m);
-            const float dl = d * static_cast<float>(sc), ml = dmin * static_cast<float>(m);
-            const uint8_t* q = b[i].qs + (j / 2) * 32;
-            const int shift = (j % 2) * 4;
-            for (int l = 0; l < 32; ++l) y[j * 32 + l] = dl * static_cast<float>((q[l] >> shift) & 0xf) - ml;
-        }
-    }
-}
-
-void dequantQ5_K(const BlockQ5_K* b, float* y, int64_t nb) {
+// Q4_K and Q5_K: the same super block (d, dmin, eight 6-bit scale and minimum pairs, the low
+// nibbles of sub-block pairs); Q5_K adds each value's fifth bit from qh.
+template <typename Block>
+void dequantScaleMinK(const Block* b, float* y, int64_t nb) {
     for (int64_t i = 0; i < nb; ++i, y += kQKK) {
         const float d = fp16ToFloat(b[i].d), dmin = fp16ToFloat(b[i].dmin);
         for (int j = 0; j < 8; ++j) {
@@ -124,7 +115,8 @@ void dequantQ5_K(const BlockQ5_K* b, float* y, int64_t nb) {
             const uint8_t* q = b[i].qs + (j / 2) * 32;
             const int shift = (j % 2) * 4;
             for (int l = 0; l < 32; ++l) {
-                const int v = ((q[l] >> shift) & 0xf) | ((b[i].qh[l] >> j) & 1) << 4;
+                int v = (q[l] >> shift) & 0xf;
+                if constexpr (std::is_same_v<Block, BlockQ5_K>) v |= ((b[i].qh[l] >> j) & 1) << 4;
                 y[j * 32 + l] = dl * static_cast<float>(v) - ml;
             }
         }
@@ -165,8 +157,8 @@ void dequantizeRow(GgmlType type, const void* src, float* dst, int64_t n) {
     case GgmlType::Q8_0: return dequantQ8_0(reinterpret_cast<const BlockQ8_0*>(p), dst, n / kQK);
     case GgmlType::Q2_K: return dequantQ2_K(reinterpret_cast<const BlockQ2_K*>(p), dst, n / kQKK);
     case GgmlType::Q3_K: return dequantQ3_K(reinterpret_cast<const BlockQ3_K*>(p), dst, n / kQKK);
-    case GgmlType::Q4_K: return dequantQ4_K(reinterpret_cast<const BlockQ4_K*>(p), dst, n / kQKK);
-    case GgmlType::Q5_K: return dequantQ5_K(reinterpret_cast<const BlockQ5_K*>(p), dst, n / kQKK);
+    case GgmlType::Q4_K: return dequantScaleMinK(reinterpret_cast<const BlockQ4_K*>(p), dst, n / kQKK);
+    case GgmlType::Q5_K: return dequantScaleMinK(reinterpret_cast<const BlockQ5_K*>(p), dst, n / kQKK);
     case GgmlType::Q6_K: return dequantQ6_K(reinterpret_cast<const BlockQ6_K*>(p), dst, n / kQKK);
     default:
         // Callers check computeSupported at load; zeros make a misuse visible in outputs.
