@@ -212,9 +212,14 @@ int runKvBench(Args& args, const KvBenchPlan& plan) {
         std::printf("reopen %d tokens: %.1f ms from the snapshot (%d restored), %.1f ms re-prefilled (%.1fx)\n",
                     plan.restore, m.restoreMs, m.restoredTokens, m.restoreReprefillMs,
                     m.restoreReprefillMs / std::max(m.restoreMs, 1e-9));
-    for (const auto& [n, tokS] : m.streams)
-        std::printf("%3d streams: %9.1f tok/s together (%.2fx one stream), KV blocks %.1f %% full\n", n, tokS,
-                    m.streams.count(1) ? tokS / std::max(m.streams.at(1), 1e-9) : 0.0, 100.0 * m.occupancy[n]);
+    for (const auto& [n, tokS] : m.streams) {
+        // The ratio only where this run also measured one stream (a run of --streams 4 alone has no baseline).
+        char ratio[48] = "";
+        if (m.streams.count(1) && n != 1)
+            std::snprintf(ratio, sizeof ratio, " (%.2fx one stream)", tokS / std::max(m.streams.at(1), 1e-9));
+        std::printf("%3d %s %9.1f tok/s together%s, KV blocks %.1f %% full\n", n, n == 1 ? "stream: " : "streams:",
+                    tokS, ratio, 100.0 * m.occupancy[n]);
+    }
     return 0;
 }
 
