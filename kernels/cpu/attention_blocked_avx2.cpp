@@ -4,6 +4,7 @@
 // a broadcast) and 4 output dims at a time. Lane masks are vectors of the lanes a
 // key must not reach (all ones there), applied with blends.
 #include "attention_blocked_kernel.h"
+#include "exp_poly.h"
 
 #include <immintrin.h>
 
@@ -12,19 +13,15 @@
 namespace kestrel::kernels {
 namespace {
 
-// exp of 8 floats: exp_avx512.h's formula (2^i * a degree-6 polynomial, inputs clamped to [-87, 88]).
+// exp of 8 floats: exp_poly.h's formula, as exp512 on 16.
 inline __m256 exp256(__m256 x) {
-    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f));
-    const __m256 t = _mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f));
+    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(kExpMin)), _mm256_set1_ps(kExpMax));
+    const __m256 t = _mm256_mul_ps(x, _mm256_set1_ps(kLog2e));
     const __m256 fi = _mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m256 y = _mm256_mul_ps(_mm256_sub_ps(t, fi), _mm256_set1_ps(0.693147180559945f));
-    __m256 p = _mm256_set1_ps(1.0f / 720.0f);
-    p = _mm256_fmadd_ps(p, y, _mm256_set1_ps(1.0f / 120.0f));
-    p = _mm256_fmadd_ps(p, y, _mm256_set1_ps(1.0f / 24.0f));
-    p = _mm256_fmadd_ps(p, y, _mm256_set1_ps(1.0f / 6.0f));
-    p = _mm256_fmadd_ps(p, y, _mm256_set1_ps(0.5f));
-    p = _mm256_fmadd_ps(p, y, _mm256_set1_ps(1.0f));
-    p = _mm256_fmadd_ps(p, y, _mm256_set1_ps(1.0f));
+    const __m256 y = _mm256_mul_ps(_mm256_sub_ps(t, fi), _mm256_set1_ps(kLn2));
+    __m256 p = _mm256_set1_ps(kExpHorner[0]);
+#pragma GCC unroll 8
+    for (int i = 1; i < kExpTerms; ++i) p = _mm256_fmadd_ps(p, y, _mm256_set1_ps(kExpHorner[i]));
     const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(fi), _mm256_set1_epi32(127)), 23);
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }

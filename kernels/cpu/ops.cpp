@@ -5,6 +5,7 @@
 // clone on the CPU model (a Haswell, cpu_subtype 13), so every other CPU,
 // AMD's and newer Intel ones alike, ran the baseline SSE2 code; x86-64-v3
 // dispatches on the ISA level.
+#include "exp_poly.h"
 #include "ops.h"
 
 #include <algorithm>
@@ -39,22 +40,18 @@ namespace {
 // target clone, so std::nearbyint and std::bit_cast were calls once per value
 // and the GLU loop stayed scalar; the clamp is two selects, and the builtin
 // nearbyint vectorises with -fno-trapping-math (set for this file in CMakeLists.txt).
+// The numbers are exp_poly.h's, shared with the AVX-512 and AVX2 versions.
 [[gnu::always_inline]] inline float fastExp(float x) {
-    x = x < -87.0f ? -87.0f : x;
-    x = x > 88.0f ? 88.0f : x;
-    const float t = x * 1.44269504088896341f;
+    x = x < kExpMin ? kExpMin : x;
+    x = x > kExpMax ? kExpMax : x;
+    const float t = x * kLog2e;
     const float fi = __builtin_nearbyintf(t);
     const float f = t - fi;  // [-0.5, 0.5]
-    // 2^f minimax-ish (Taylor of e^(f ln2) to degree 6 is accurate enough here).
-    const float l = 0.693147180559945f;
-    const float y = f * l;
-    float p = 1.0f / 720.0f;
-    p = p * y + 1.0f / 120.0f;
-    p = p * y + 1.0f / 24.0f;
-    p = p * y + 1.0f / 6.0f;
-    p = p * y + 0.5f;
-    p = p * y + 1.0f;
-    p = p * y + 1.0f;
+    // 2^f as e^(f ln 2), Taylor to degree 6 (accurate enough here).
+    const float y = f * kLn2;
+    float p = kExpHorner[0];
+#pragma GCC unroll 8
+    for (int i = 1; i < kExpTerms; ++i) p = p * y + kExpHorner[i];
     const int32_t e = static_cast<int32_t>(fi) + 127;
     const float scaleBits = __builtin_bit_cast(float, static_cast<uint32_t>(e) << 23);
     return p * scaleBits;
