@@ -134,10 +134,6 @@ struct KvView {
     }
 };
 
-// Asks for the cache lines storeKv will write for these tokens, for writing: one
-// request per line, so their misses overlap.
-void prefetchKvRows(int64_t tokens, const int32_t* positions, int64_t rowWidth, const KvView& cache);
-
 // Writes rows of k and v ([tokens, kvHeads * headDim]) at their positions
 // (Q8: each 32 values as codes round(x / d) with d = max |x| / 127).
 void storeKv(const float* k, const float* v, int64_t tokens, const int32_t* positions, int64_t rowWidth,

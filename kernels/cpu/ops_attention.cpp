@@ -1061,8 +1061,8 @@ void splitByRole(int64_t tokens, const int32_t* positions, const KvView& cache, 
     for (int64_t i = 0; i < n; ++i) blocks.push_back(runs[size_t(interleavedIndex(i, n))]);
 }
 
-}  // namespace
-
+// Asks for the cache lines storeKv will write for these tokens, for writing: one
+// request per line, so their misses overlap.
 void prefetchKvRows(int64_t tokens, const int32_t* positions, int64_t rowWidth, const KvView& cache) {
     const int64_t bytes = cache.type == KvType::F32 ? 4 : cache.type == KvType::F16 ? 2 : 1;
     const auto lines = [](const void* base, int64_t from, int64_t n) {
@@ -1082,11 +1082,15 @@ void prefetchKvRows(int64_t tokens, const int32_t* positions, int64_t rowWidth, 
     }
 }
 
+}  // namespace
+
 void storeKv(const float* k, const float* v, int64_t tokens, const int32_t* positions, int64_t rowWidth,
              const KvView& cache) {
     // Every row's lines requested at once: written one after another, each row's stores
-    // would wait for their lines in turn (~40 % of this op at four decode tokens).
-    prefetchKvRows(tokens, positions, rowWidth, cache);
+    // would wait for their lines in turn (~40 % of this op at four decode tokens). Up to a
+    // batch of decode rows (a prefill's consecutive rows stream on their own, and lines
+    // asked for thousands of rows ahead would be gone again before their stores).
+    prefetchKvRows(std::min<int64_t>(tokens, 16), positions, rowWidth, cache);
     for (int64_t t = 0; t < tokens; ++t) {
         const int64_t off = KvView::rowOffset(cache.tableOf(t), cache.blockTokens, cache.rowStride, positions[t]);
         switch (cache.type) {
