@@ -85,7 +85,7 @@ void loadRows(const KvView& c, const void* slab, const float* scales, const int3
 // conversion (rows of the pool's blocks have no stride the hardware could follow).
 template <int D, KvType Type>
 void prefetchRows(const KvView& c, const int32_t* table, int64_t j, int n, int64_t col) {
-    constexpr int kElem = Type == KvType::F32 ? 4 : Type == KvType::F16 ? 2 : 1;
+    constexpr int kElem = kvTypeBytes(Type);
     forEachRow(c, table, j, n, col, [&](int, int64_t e) {
 #pragma GCC unroll 16
         for (int x = 0; x < D * kElem; x += 64) {

@@ -111,6 +111,8 @@ void softcap(float* x, int64_t n, float cap);
 // runtime/kv_cache.h lays an 8-bit slab out.
 enum class KvType { F32, F16, Q8 };
 constexpr int kKvQ8Block = 32;
+// Bytes of one K or V value in the cache (Q8: its code; the scales lie apart).
+constexpr int kvTypeBytes(KvType t) { return t == KvType::F32 ? 4 : t == KvType::F16 ? 2 : 1; }
 
 struct KvView {
     KvType type = KvType::F32;

@@ -1064,7 +1064,7 @@ void splitByRole(int64_t tokens, const int32_t* positions, const KvView& cache, 
 // Asks for the cache lines storeKv will write for these tokens, for writing: one
 // request per line, so their misses overlap.
 void prefetchKvRows(int64_t tokens, const int32_t* positions, int64_t rowWidth, const KvView& cache) {
-    const int64_t bytes = cache.type == KvType::F32 ? 4 : cache.type == KvType::F16 ? 2 : 1;
+    const int64_t bytes = kvTypeBytes(cache.type);
     const auto lines = [](const void* base, int64_t from, int64_t n) {
         const char* p = static_cast<const char*>(base) + from;
         for (int64_t b = 0; b < n; b += 64) __builtin_prefetch(p + b, 1, 3);
