@@ -12,7 +12,7 @@ namespace kestrel::cuda {
 // fewer keys beat a few blocks walking them serially. 32, not 16: the tensor-core
 // pass 1 walks a range in 16-key chunks over 4 warps, so a 16-key range left 3 of
 // them idle and gave the merge twice the partials; on an H100 smollm2 decoded
-// +3.2 % faster at depth 0-256 and llama3-8b the same (64: +3.9 % and -0.4 %),
+// 3-4 % faster at depth 0-512 and llama3-8b the same (64: +4 % and -0.4 %),
 // docs/PERFORMANCE.md, twenty-eighth session.
 constexpr int kSplitQuantum = 32;
 

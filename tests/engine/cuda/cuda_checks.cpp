@@ -176,9 +176,9 @@ void checkMatmuls(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
     // shares in the tensor-core one; 4133 x 2080 and 300 x 14336 are model-sized rows with a
     // partial last row tile. With rows of a multiple of 128 values (14336) 3-8 tokens take the
     // tiled kernel's variant that uses only the lower half of each 16-token fragment (LOWER),
-    // 2 tokens the GEMV; other rows keep the GEMV below 8 tokens. 4096 and 16384 values are
-    // whole rows of the one-token split GEMV's compile-time shapes (gemv_split.cuh: one warp
-    // a row, and four); 14336 its four warps with the last lanes idle.
+    // 2 tokens the GEMV; other rows keep the GEMV below 8 tokens. 4096 and 16384 values fill
+    // every lane of the one-token split GEMV (gemv_split.cuh: one warp a row at 4 blocks a lane,
+    // and four warps); 14336 leaves the last lanes of its four warps idle.
     const std::pair<int64_t, int64_t> longShapes[] = {{67, 8224}, {4133, 2080}, {300, 14336}, {131, 4096}, {37, 16384}};
     for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K})
         for (auto [rows, cols] : longShapes)
