@@ -17,9 +17,19 @@
 //   persistent  SMs*4 blocks, grid-stride loop, CH=4 loads per thread per iteration
 //   withscale   onewave + a 2-B scale load per 16-B quant from a separate scales array
 //   interleaved onewave over 576-B groups (512 B quants + 64 B scales), same bytes as withscale
+//   gemv4, gemv4x1, gemv2  the split GEMV's own pattern (gemv_split.cuh, 4096-value rows): a
+//               warp reads R rows (4: gate/up's 2 + 2, 2: the one-row products) x 4 words a
+//               lane + their 2-B scales, 8 warps a block, 2 blocks per SM looping over the
+//               row groups; gemv4x1 holds one block per SM (unused shared memory), as the
+//               gate/up kernel's 161 registers do; gemv4x1w the same in one wave of blocks.
+//               Same bytes as withscale. gemv2a, gemv4x1a: gemv2 and gemv4x1 plus the
+//               activation loads the GEMVs make after their weights (L1 hits).
+//               What they ask: is the GEMVs' ~1.25x of the persistent read time their access
+//               pattern, their residency or their work? (docs/PERFORMANCE.md, 28th session)
 // Every kernel does PDL: launch_dependents at entry, loads, griddepcontrol.wait, store.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -154,9 +164,60 @@ __global__ void __launch_bounds__(TPB) k_scaled(const uint8_t* __restrict__ q, c
   sink(acc, out);
 }
 
+// (e) gemv: row group t (R consecutive rows of 128 words) per warp and pass; lane l loads
+// words l, l + 32, l + 64, l + 96 of each row and their scales (separate array), all before
+// any is used; the block's 8 warps take consecutive groups, the grid strides over them.
+// ACT: also each word's activations as the GEMVs load them after their weights (two cached
+// 16-byte loads and an 8-byte meta load a word, from one 4096-value row that stays in L1).
+__device__ const uint8_t* gAct;  // 4096 int8 + 128 x 8 B of meta, set by the host
+
+template <int R, bool ACT = false>
+__global__ void __launch_bounds__(TPB) k_gemvrows(const uint8_t* __restrict__ q, const uint8_t* __restrict__ s,
+                                                  size_t nw, uint32_t* out) {
+  pdl_launch();
+  constexpr int kRowWords = 128, kWarps = TPB / 32;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const size_t rows = nw / kRowWords, groups = (rows + R - 1) / R;
+  uint32_t acc = 0;
+  for (size_t g0 = (size_t)blockIdx.x * kWarps; g0 < groups; g0 += (size_t)gridDim.x * kWarps) {
+    const size_t g = g0 + warp;
+    if (g >= groups) continue;
+    uint4 v[R][4];
+    uint32_t sc[R][4];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const size_t row = g * R + r < rows ? g * R + r : rows - 1;
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const size_t w = row * kRowWords + lane + 32 * c;
+        v[r][c] = ld16(q + w * 16);
+        sc[r][c] = ld2(s + w * 2);
+      }
+    }
+    if constexpr (ACT) {
+      asm volatile("" ::: "memory");  // after the weights, as after the GEMVs' wait
+      const uint8_t* act = gAct;
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const int b = lane + 32 * c;
+        const uint4 a0 = *reinterpret_cast<const uint4*>(act + b * 32);
+        const uint4 a1 = *reinterpret_cast<const uint4*>(act + b * 32 + 16);
+        const uint2 m = *reinterpret_cast<const uint2*>(act + 4096 + b * 8);
+        acc += fold(a0) ^ fold(a1) ^ m.x ^ m.y;
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) acc += fold(v[r][c]) + sc[r][c];
+  }
+  sink(acc, out);
+}
+
 // ---------------------------------------------------------------- host side
-enum Variant { ONEWAVE, PERSISTENT, WITHSCALE, INTERLEAVED, NVARIANTS };
-static const char* kVariantName[NVARIANTS] = {"onewave", "persistent", "withscale", "interleaved"};
+enum Variant { ONEWAVE, PERSISTENT, WITHSCALE, INTERLEAVED, GEMV4, GEMV4X1, GEMV2, GEMV4X1W, GEMV2A, GEMV4X1A, NVARIANTS };
+static const char* kVariantName[NVARIANTS] = {"onewave", "persistent", "withscale", "interleaved", "gemv4", "gemv4x1", "gemv2", "gemv4x1w", "gemv2a", "gemv4x1a"};
+static bool separateScales(int v) { return v == WITHSCALE || v >= GEMV4; }
 
 static size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
@@ -179,11 +240,11 @@ static std::vector<Job> layout(Variant v, const std::vector<size_t>& qbytes) {
     j.nw = qb / 16;
     j.qoff = off;
     const size_t region = v == INTERLEAVED ? qb / 512 * 576 : qb;
-    j.bytes = v == WITHSCALE || v == INTERLEAVED ? qb / 512 * 576 : qb;
+    j.bytes = separateScales(v) || v == INTERLEAVED ? qb / 512 * 576 : qb;
     off += round_up(region, ALIGN);
     jobs.push_back(j);
   }
-  if (v == WITHSCALE)
+  if (separateScales(v))
     for (Job& j : jobs) {
       j.soff = off;
       off += round_up(j.nw * 2, ALIGN);
@@ -204,10 +265,18 @@ struct Ctx {
 
 static void launch(const Ctx& cx, Variant v, const Job& j, bool pdl) {
   using Kfn = void (*)(const uint8_t*, const uint8_t*, size_t, uint32_t*);
-  static const Kfn kKernel[NVARIANTS] = {k_onewave, k_persistent, k_scaled<SeparateScales>, k_scaled<InterleavedScales>};
+  static const Kfn kKernel[NVARIANTS] = {k_onewave, k_persistent, k_scaled<SeparateScales>, k_scaled<InterleavedScales>,
+                                         k_gemvrows<4>, k_gemvrows<4>, k_gemvrows<2>, k_gemvrows<4>,
+                                         k_gemvrows<2, true>, k_gemvrows<4, true>};
   const Kfn k = kKernel[v];
+  const int rowsPerWarp = v == GEMV2 || v == GEMV2A ? 2 : 4;
+  const size_t groupsAll = (j.nw / 128 + rowsPerWarp - 1) / rowsPerWarp;
   const size_t grid = v == PERSISTENT ? (size_t)cx.sms * 4
+                      : v >= GEMV4    ? std::min((groupsAll + TPB / 32 - 1) / (TPB / 32), (size_t)cx.sms * (v == GEMV4X1W ? 1 : 2))
                                       : (j.nw + (size_t)TPB * CH_WAVE - 1) / ((size_t)TPB * CH_WAVE);
+  // gemv4x1: shared memory no block uses, so that one block fits an SM (the gate/up kernel's registers).
+  const size_t smem = v == GEMV4X1 || v == GEMV4X1W || v == GEMV4X1A ? 120 * 1024 : 0;
+  if (smem) CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   if (grid == 0 || grid > 0x7fffffffull) {
     std::fprintf(stderr, "bad grid %zu\n", grid);
     std::exit(1);
@@ -218,7 +287,7 @@ static void launch(const Ctx& cx, Variant v, const Job& j, bool pdl) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3((unsigned)grid);
   cfg.blockDim = dim3(TPB);
-  cfg.dynamicSmemBytes = 0;
+  cfg.dynamicSmemBytes = smem;
   cfg.stream = cx.stream;
   cfg.attrs = pdl ? attr : nullptr;
   cfg.numAttrs = pdl ? 1 : 0;
@@ -281,6 +350,10 @@ int main() {
   CK(cudaMalloc(&cx.out, OUT_WORDS * sizeof(uint32_t)));
   CK(cudaMemset(cx.out, 0, OUT_WORDS * sizeof(uint32_t)));
   CK(cudaStreamCreateWithFlags(&cx.stream, cudaStreamNonBlocking));
+  uint8_t* act = nullptr;
+  CK(cudaMalloc(&act, 4096 + 128 * 8));
+  CK(cudaMemset(act, 0x11, 4096 + 128 * 8));
+  CK(cudaMemcpyToSymbol(gAct, &act, sizeof(act)));
   CK(cudaDeviceSynchronize());
 
   // 1. The decode chain: 32 x (qkv, o, gateup, down) + logits = 129 kernels.
