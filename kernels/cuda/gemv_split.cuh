@@ -126,6 +126,90 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
     }
 }
 
+// ---------------------------------------------------------------------------
+// The double-buffered form for rows of one warp (split 1, at most 2 rows a warp):
+// KESTREL_CUDA_GEMV_PIPE=1, off by default. Written in the twenty-eighth session and
+// NOT YET RUN ON A GPU: the next device call checks and measures it.
+// Why: the bandwidth probe (tests/engine/cuda/bw_probe.cu) reads this kernel's exact
+// pattern -- 16 warps an SM, 2 rows of 4 words a lane each, their scales and the
+// activation loads -- at 94-96 % of the H100's peak, where the real kernels reach
+// ~75 %; 21 % fewer instructions a pass changed nothing (docs/PERFORMANCE.md). What a
+// real warp adds is the time between its loads arriving and its next loads leaving
+// (products, warp reduction, epilogue), so here a warp asks for pass p + 1's weights
+// before it multiplies pass p's. The loads are `asm volatile` (Src::Pinned) so that
+// ptxas keeps them ahead of the products and of the wait.
+
+// Task k's weight blocks for this lane (blocks lane + 32 c), or nothing past the end.
+template <class Task, DevFormat F, int CH>
+__device__ __forceinline__ void pipeLoad(const Task& task, int64_t k, int lane, WBlock (&w)[Task::M][CH]) {
+    if (k >= task.count) return;
+    const int nb = static_cast<int>(task.cols / 32);
+    DevMatrix mats[Task::M];
+    int64_t rows[Task::M];
+    task.rows(k, mats, rows);
+#pragma unroll
+    for (int mi = 0; mi < Task::M; ++mi) {
+        const uint8_t *q, *sc;
+        gemvdev::rowStart<F>(mats[mi], rows[mi], q, sc);
+#pragma unroll
+        for (int c = 0; c < CH; ++c)
+            gemvdev::loadBlockAt<F, gemvdev::Src::Pinned>(w[mi][c], q, sc, lane + 32 * c, lane + 32 * c < nb);
+    }
+}
+
+// Task k's products with the token's int8 activations, summed over the warp, finished by lane 0.
+template <class Task, DevFormat F, int CH>
+__device__ __forceinline__ void pipeFinish(const Task& task, int64_t k, int lane, const WBlock (&w)[Task::M][CH],
+                                           Q8Act xq) {
+    const int nb = static_cast<int>(task.cols / 32);
+    float acc[Task::M];
+#pragma unroll
+    for (int mi = 0; mi < Task::M; ++mi) acc[mi] = 0.0f;
+#pragma unroll
+    for (int c = 0; c < CH; ++c) {
+        const int b = lane + 32 * c;
+        if (b >= nb) continue;
+        const int4* ap = reinterpret_cast<const int4*>(xq.q + static_cast<int64_t>(b) * 32);
+        const int4 a0 = ap[0], a1 = ap[1];
+        const float2 am = xq.meta[b];
+#pragma unroll
+        for (int mi = 0; mi < Task::M; ++mi) acc[mi] += gemvdev::dotBlock<F>(w[mi][c], a0, a1, am);
+    }
+#pragma unroll
+    for (int mi = 0; mi < Task::M; ++mi) acc[mi] = warpSum(acc[mi]);
+    if (lane == 0) task.finish(k, acc);
+}
+
+template <class Task, DevFormat F, int CH>
+__global__ void __launch_bounds__(kMaxWarps * 32, 2) gemvPipeKernel(Task task, Q8Act xq) {
+    static_assert(Task::M <= 2, "two buffers of more rows do not fit two blocks an SM");
+    const int lane = threadIdx.x & 31;
+    const int64_t warps = blockDim.x / 32, stride = static_cast<int64_t>(gridDim.x) * warps;
+    int64_t k = static_cast<int64_t>(blockIdx.x) * warps + (threadIdx.x >> 5);
+    pdlTrigger();
+    WBlock a[Task::M][CH], b[Task::M][CH];
+    pipeLoad<Task, F, CH>(task, k, lane, a);  // weights do not depend on the previous kernel
+    pdlWait();
+    // Two passes an iteration, so the buffers swap roles without copies.
+    while (k < task.count) {
+        pipeLoad<Task, F, CH>(task, k + stride, lane, b);
+        pipeFinish<Task, F, CH>(task, k, lane, a, xq);
+        k += stride;
+        if (k >= task.count) break;
+        pipeLoad<Task, F, CH>(task, k + stride, lane, a);
+        pipeFinish<Task, F, CH>(task, k, lane, b, xq);
+        k += stride;
+    }
+}
+
+inline bool pipeEnabled() {
+    static const bool on = [] {
+        const char* e = std::getenv("KESTREL_CUDA_GEMV_PIPE");
+        return e && e[0] == '1';
+    }();
+    return on;
+}
+
 // R consecutive tasks of Inner as one (M = Inner::M * R rows per warp): the
 // warp's activation loads serve R times the weight bytes. Past the end, a
 // slot repeats the last task's rows and is not finished.
@@ -224,6 +308,9 @@ void launchSplitFormat(const Task& task, Q8Act xq, cudaStream_t stream) {
     int64_t blocks = ceilDiv(task.count, perBlock);
     if (const int64_t cap = gridCap(); cap > 0) blocks = std::min(blocks, cap);
     const dim3 grid(static_cast<unsigned>(blocks)), block(perBlock * split * 32);
+    if constexpr (Task::M <= 2) {
+        if (split == 1 && ch == 4 && pipeEnabled()) return launchK(gemvPipeKernel<Task, F, 4>, grid, block, stream, task, xq);
+    }
     if (ch == 4) launchK(gemvSplitKernel<Task, F, 4>, grid, block, stream, task, xq, split);
     else launchK(gemvSplitKernel<Task, F, 2>, grid, block, stream, task, xq, split);
 }
@@ -238,6 +325,7 @@ void launchSplit(const Task& task, DevFormat f, Q8Act xq, cudaStream_t stream) {
 // Runs `task` with `per` (1, 2 or 4) of its tasks to a warp.
 template <class Task>
 void launchSplitRows(const Task& task, int per, DevFormat f, Q8Act xq, cudaStream_t stream) {
+    if (pipeEnabled() && Task::M * per > 2) per = 2 / Task::M;  // the double-buffered kernel's at most 2 rows
     if constexpr (Task::M == 1) {  // tasks of 2 rows go at most 2 to a warp: 8 rows was not tried
         if (per == 4) return launchSplit(RowsTask<Task, 4>(task), f, xq, stream);
     }
