@@ -127,21 +127,21 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
 }
 
 // ---------------------------------------------------------------------------
-// The double-buffered form for rows of one warp (split 1, at most 2 rows a warp):
-// KESTREL_CUDA_GEMV_PIPE=1, off by default. Written in the twenty-eighth session and
-// NOT YET RUN ON A GPU: the next device call checks and measures it.
-// Why: the bandwidth probe (tests/engine/cuda/bw_probe.cu) reads this kernel's exact
+// The double-buffered form (KESTREL_CUDA_GEMV_PIPE=1, off by default; at most 2 rows a
+// warp, the 4-bit layouts). Written in the twenty-eighth session and NOT YET RUN ON A
+// GPU: the next device call checks and measures it.
+// Why: the bandwidth probe (tests/engine/cuda/bw_probe.cu) reads the split kernel's
 // pattern -- 16 warps an SM, 2 rows of 4 words a lane each, their scales and the
 // activation loads -- at 94-96 % of the H100's peak, where the real kernels reach
 // ~75 %; 21 % fewer instructions a pass changed nothing (docs/PERFORMANCE.md). What a
 // real warp adds is the time between its loads arriving and its next loads leaving
-// (products, warp reduction, epilogue), so here a warp asks for pass p + 1's weights
+// (products, reductions, epilogue), so here a warp asks for pass p + 1's weights
 // before it multiplies pass p's. The loads are `asm volatile` (Src::Pinned) so that
 // ptxas keeps them ahead of the products and of the wait.
 
-// Task k's weight blocks for this lane (blocks lane + 32 c), or nothing past the end.
+// This lane's blocks of task k (lb + 32 x split x c), or nothing past the last task.
 template <class Task, DevFormat F, int CH>
-__device__ __forceinline__ void pipeLoad(const Task& task, int64_t k, int lane, WBlock (&w)[Task::M][CH]) {
+__device__ __forceinline__ void pipeLoad(const Task& task, int64_t k, int lb, int split, WBlock (&w)[Task::M][CH]) {
     if (k >= task.count) return;
     const int nb = static_cast<int>(task.cols / 32);
     DevMatrix mats[Task::M];
@@ -152,52 +152,84 @@ __device__ __forceinline__ void pipeLoad(const Task& task, int64_t k, int lane, 
         const uint8_t *q, *sc;
         gemvdev::rowStart<F>(mats[mi], rows[mi], q, sc);
 #pragma unroll
-        for (int c = 0; c < CH; ++c)
-            gemvdev::loadBlockAt<F, gemvdev::Src::Pinned>(w[mi][c], q, sc, lane + 32 * c, lane + 32 * c < nb);
+        for (int c = 0; c < CH; ++c) {
+            const int b = lb + 32 * split * c;
+            gemvdev::loadBlockAt<F, gemvdev::Src::Pinned>(w[mi][c], q, sc, b, b < nb);
+        }
     }
 }
 
-// Task k's products with the token's int8 activations, summed over the warp, finished by lane 0.
+// Task k's products with the token's int8 activations, summed over the warp and (split > 1)
+// over the split warps of its row, finished by one lane. Block-uniform when split > 1: every
+// warp of the block calls it once a pass (`active` false past the last task).
 template <class Task, DevFormat F, int CH>
-__device__ __forceinline__ void pipeFinish(const Task& task, int64_t k, int lane, const WBlock (&w)[Task::M][CH],
-                                           Q8Act xq) {
+__device__ __forceinline__ void pipeFinish(const Task& task, int64_t k, bool active, int lb, int split, int warp,
+                                           const WBlock (&w)[Task::M][CH], Q8Act xq, float (*partial)[Task::M]) {
+    constexpr int M = Task::M;
     const int nb = static_cast<int>(task.cols / 32);
-    float acc[Task::M];
+    const int lane = threadIdx.x & 31;
+    float acc[M];
 #pragma unroll
-    for (int mi = 0; mi < Task::M; ++mi) acc[mi] = 0.0f;
+    for (int mi = 0; mi < M; ++mi) acc[mi] = 0.0f;
+    if (active) {
 #pragma unroll
-    for (int c = 0; c < CH; ++c) {
-        const int b = lane + 32 * c;
-        if (b >= nb) continue;
-        const int4* ap = reinterpret_cast<const int4*>(xq.q + static_cast<int64_t>(b) * 32);
-        const int4 a0 = ap[0], a1 = ap[1];
-        const float2 am = xq.meta[b];
+        for (int c = 0; c < CH; ++c) {
+            const int b = lb + 32 * split * c;
+            if (b >= nb) continue;
+            const int4* ap = reinterpret_cast<const int4*>(xq.q + static_cast<int64_t>(b) * 32);
+            const int4 a0 = ap[0], a1 = ap[1];
+            const float2 am = xq.meta[b];
 #pragma unroll
-        for (int mi = 0; mi < Task::M; ++mi) acc[mi] += gemvdev::dotBlock<F>(w[mi][c], a0, a1, am);
+            for (int mi = 0; mi < M; ++mi) acc[mi] += gemvdev::dotBlock<F>(w[mi][c], a0, a1, am);
+        }
     }
 #pragma unroll
-    for (int mi = 0; mi < Task::M; ++mi) acc[mi] = warpSum(acc[mi]);
-    if (lane == 0) task.finish(k, acc);
+    for (int mi = 0; mi < M; ++mi) acc[mi] = warpSum(acc[mi]);
+    if (split == 1) {
+        if (active && lane == 0) task.finish(k, acc);
+        return;
+    }
+    if (lane == 0)
+#pragma unroll
+        for (int mi = 0; mi < M; ++mi) partial[warp][mi] = acc[mi];
+    __syncthreads();
+    if (active && warp % split == 0 && lane == 0) {
+#pragma unroll
+        for (int mi = 0; mi < M; ++mi) {
+            float sum = 0.0f;
+            for (int p = 0; p < split; ++p) sum += partial[warp + p][mi];
+            acc[mi] = sum;
+        }
+        task.finish(k, acc);
+    }
+    __syncthreads();  // the next pass writes partial again
 }
 
 template <class Task, DevFormat F, int CH>
-__global__ void __launch_bounds__(kMaxWarps * 32, 2) gemvPipeKernel(Task task, Q8Act xq) {
+__global__ void __launch_bounds__(kMaxWarps * 32, 2) gemvPipeKernel(Task task, Q8Act xq, int split) {
     static_assert(Task::M <= 2, "two buffers of more rows do not fit two blocks an SM");
-    const int lane = threadIdx.x & 31;
-    const int64_t warps = blockDim.x / 32, stride = static_cast<int64_t>(gridDim.x) * warps;
-    int64_t k = static_cast<int64_t>(blockIdx.x) * warps + (threadIdx.x >> 5);
+    __shared__ float partial[kMaxWarps][Task::M];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int perBlock = blockDim.x / 32 / split;  // tasks per block and pass
+    const int lb = (warp % split) * 32 + lane;     // the lane's first block of a row
+    const int64_t stride = static_cast<int64_t>(gridDim.x) * perBlock;
+    // k0: the block's first task of the pass (block-uniform, for the split warps' barriers).
+    int64_t k0 = static_cast<int64_t>(blockIdx.x) * perBlock;
+    int64_t k = k0 + warp / split;
     pdlTrigger();
     WBlock a[Task::M][CH], b[Task::M][CH];
-    pipeLoad<Task, F, CH>(task, k, lane, a);  // weights do not depend on the previous kernel
+    pipeLoad<Task, F, CH>(task, k, lb, split, a);  // weights do not depend on the previous kernel
     pdlWait();
     // Two passes an iteration, so the buffers swap roles without copies.
-    while (k < task.count) {
-        pipeLoad<Task, F, CH>(task, k + stride, lane, b);
-        pipeFinish<Task, F, CH>(task, k, lane, a, xq);
+    while (k0 < task.count) {
+        pipeLoad<Task, F, CH>(task, k + stride, lb, split, b);
+        pipeFinish<Task, F, CH>(task, k, k < task.count, lb, split, warp, a, xq, partial);
+        k0 += stride;
         k += stride;
-        if (k >= task.count) break;
-        pipeLoad<Task, F, CH>(task, k + stride, lane, a);
-        pipeFinish<Task, F, CH>(task, k, lane, b, xq);
+        if (k0 >= task.count) break;
+        pipeLoad<Task, F, CH>(task, k + stride, lb, split, a);
+        pipeFinish<Task, F, CH>(task, k, k < task.count, lb, split, warp, b, xq, partial);
+        k0 += stride;
         k += stride;
     }
 }
@@ -310,7 +342,7 @@ void launchSplitFormat(const Task& task, Q8Act xq, cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned>(blocks)), block(perBlock * split * 32);
     // The 4-bit layouts only: two buffers of the 8-bit ones spill at two blocks an SM.
     if constexpr (Task::M <= 2 && quantBytes<F>() == 16) {
-        if (split == 1 && ch == 4 && pipeEnabled()) return launchK(gemvPipeKernel<Task, F, 4>, grid, block, stream, task, xq);
+        if (ch == 4 && pipeEnabled()) return launchK(gemvPipeKernel<Task, F, 4>, grid, block, stream, task, xq, split);
     }
     if (ch == 4) launchK(gemvSplitKernel<Task, F, 4>, grid, block, stream, task, xq, split);
     else launchK(gemvSplitKernel<Task, F, 2>, grid, block, stream, task, xq, split);
