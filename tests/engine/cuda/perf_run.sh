@@ -21,12 +21,14 @@ runv() { local v=$1; shift; env ${v//,/ } "$@"; }
 if [ -z "$NOCHECK" ]; then
   $CLI synth -o /tmp/smol.gguf --shape smollm2-135m --type q4_0 > /dev/null
   $CLI synth -o /tmp/smol-q8.gguf --shape smollm2-135m --type q8_0 --layers 6 > /dev/null
+  # 4096-wide rows: the split GEMVs (gemv_split.cuh) that smollm2's 576 never reaches.
+  $CLI synth -o /tmp/wide.gguf --shape llama3-8b --layers 3 --vocab 8000 --type q4_0 > /dev/null
   for v in $VARIANTS; do
     f=$OUTDIR/checks-${v//[^A-Za-z0-9_.-]/_}.txt  # names the device tool can bring back
-    runv $v $CHK --model /tmp/smol.gguf --model /tmp/smol-q8.gguf --steps 24 > $f 2>&1
+    runv $v $CHK --model /tmp/smol.gguf --model /tmp/smol-q8.gguf --model /tmp/wide.gguf --steps 24 > $f 2>&1
     echo "checks $v rc=$?: $(grep -c '^ok' $f) ok; not ok:"; grep -v '^ok' $f | head -12
   done
-  rm -f /tmp/smol-q8.gguf
+  rm -f /tmp/smol-q8.gguf /tmp/wide.gguf
 fi
 for shape in $SHAPES; do
   t1=$(date +%s)
