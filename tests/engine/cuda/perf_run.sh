@@ -3,12 +3,14 @@
 # decode benchmarks of synthetic Q4_0 files, each under every variant.
 # Usage (GPU machine, repo root):
 #   SHAPES="llama3-8b smollm2-135m" [VARIANTS="KESTREL_CUDA_STREAM=0 KESTREL_CUDA_STREAM=1"] \
-#   [PROFILE=1] [TRACE=1] [DEPTH=4096] [NOCHECK=1] tests/engine/cuda/perf_run.sh
+#   [PROFILE=1] [TRACE=1] [DEPTH=4096] [NOCHECK=1] [MEMCHECK=1] tests/engine/cuda/perf_run.sh
 # A variant is one environment assignment (or several joined by commas); the
 # default compares programmatic dependent launch off and on. The op checks run
 # under every variant too. TRACE=1 also builds with the in-graph kernel timeline
 # (kernels/cuda/step_trace.h) into /tmp/ktrace and prints each shape's trace under
 # the last variant (the trace build decodes 2-3 % slower: its tok/s are not compared).
+# MEMCHECK=1 also runs the op checks and two steps of the wide file under
+# compute-sanitizer's memcheck, under the last variant.
 if [ -n "$TRACE" ]; then
   B=/tmp/ktrace CMAKE_EXTRA=-DKESTREL_CUDA_STEP_TRACE=ON source tests/engine/cuda/device_build.sh
   TCLI=$CLI
@@ -28,6 +30,12 @@ if [ -z "$NOCHECK" ]; then
     runv $v $CHK --model /tmp/smol.gguf --model /tmp/smol-q8.gguf --model /tmp/wide.gguf --steps 24 > $f 2>&1
     echo "checks $v rc=$?: $(grep -c '^ok' $f) ok; not ok:"; grep -v '^ok' $f | head -12
   done
+  if [ -n "$MEMCHECK" ]; then
+    v=${VARIANTS##* }
+    runv $v timeout 300 compute-sanitizer --tool memcheck --leak-check no $CHK --model /tmp/wide.gguf --steps 2 \
+      > $OUTDIR/memcheck.txt 2>&1
+    echo "memcheck ($v) rc=$?: $(grep -E 'ERROR SUMMARY|checks, ' $OUTDIR/memcheck.txt | tr '\n' ' ')"
+  fi
   rm -f /tmp/smol-q8.gguf /tmp/wide.gguf
 fi
 for shape in $SHAPES; do
