@@ -26,6 +26,9 @@
 //               activation loads the GEMVs make after their weights (L1 hits).
 //               What they ask: is the GEMVs' ~1.25x of the persistent read time their access
 //               pattern, their residency or their work? (docs/PERFORMANCE.md, 28th session)
+//   gemv2w, gemv2wp  gemv2a plus a dependent chain of 96 multiply-adds a pass after its loads
+//               arrive (a stand-in for the products and the reduction); wp double-buffered:
+//               the next pass's loads leave first. Not yet run (28th session).
 // Every kernel does PDL: launch_dependents at entry, loads, griddepcontrol.wait, store.
 #include <cuda_runtime.h>
 
@@ -214,9 +217,95 @@ __global__ void __launch_bounds__(TPB) k_gemvrows(const uint8_t* __restrict__ q,
   sink(acc, out);
 }
 
+// (f) gemv2 with work: after a pass's loads arrive, a dependent chain of W multiply-adds
+// stands in for the products, reduction and epilogue (volatile, so none is folded away).
+// PIPE: the next pass's loads leave before this pass's work (double buffering, as
+// gemv_split.cuh's gemvPipeKernel does). Asks whether the time between a warp's loads
+// arriving and its next loads leaving is what the real GEMVs lose, and whether
+// double buffering wins it back.
+template <int W>
+__device__ __forceinline__ uint32_t work(uint32_t acc, uint32_t x) {
+#pragma unroll 1
+  for (int i = 0; i < W; ++i) asm volatile("mad.lo.u32 %0, %0, %1, 1013904223;" : "+r"(acc) : "r"(x | 1u));
+  return acc;
+}
+
+template <int R>
+struct Pass {
+  uint4 v[R][4];
+  uint32_t sc[R][4];
+};
+
+template <int R>
+__device__ __forceinline__ void loadPass(const uint8_t* q, const uint8_t* s, size_t rows, size_t g, int lane, Pass<R>& p) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const size_t row = g * R + r < rows ? g * R + r : rows - 1;
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      const size_t w = row * 128 + lane + 32 * c;
+      p.v[r][c] = ld16(q + w * 16);
+      p.sc[r][c] = ld2(s + w * 2);
+    }
+  }
+}
+
+template <int R, int W>
+__device__ __forceinline__ uint32_t usePass(const Pass<R>& p, int lane, uint32_t acc) {
+  const uint8_t* act = gAct;
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    const int b = lane + 32 * c;
+    const uint4 a0 = *reinterpret_cast<const uint4*>(act + b * 32);
+    const uint4 a1 = *reinterpret_cast<const uint4*>(act + b * 32 + 16);
+    const uint2 m = *reinterpret_cast<const uint2*>(act + 4096 + b * 8);
+    acc += fold(a0) ^ fold(a1) ^ m.x ^ m.y;
+  }
+  uint32_t x = 0;
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int c = 0; c < 4; ++c) x += fold(p.v[r][c]) + p.sc[r][c];
+  return work<W>(acc, x);
+}
+
+template <int R, int W, bool PIPE>
+__global__ void __launch_bounds__(TPB) k_gemvwork(const uint8_t* __restrict__ q, const uint8_t* __restrict__ s,
+                                                  size_t nw, uint32_t* out) {
+  pdl_launch();
+  constexpr int kWarps = TPB / 32;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const size_t rows = nw / 128, groups = (rows + R - 1) / R, stride = (size_t)gridDim.x * kWarps;
+  uint32_t acc = 0;
+  size_t g = (size_t)blockIdx.x * kWarps + warp;
+  if constexpr (!PIPE) {
+    for (; g < groups; g += stride) {
+      Pass<R> p;
+      loadPass<R>(q, s, rows, g, lane, p);
+      asm volatile("" ::: "memory");
+      acc = usePass<R, W>(p, lane, acc);
+    }
+  } else {
+    Pass<R> a, b;
+    if (g < groups) loadPass<R>(q, s, rows, g, lane, a);
+    while (g < groups) {
+      if (g + stride < groups) loadPass<R>(q, s, rows, g + stride, lane, b);
+      asm volatile("" ::: "memory");
+      acc = usePass<R, W>(a, lane, acc);
+      g += stride;
+      if (g >= groups) break;
+      if (g + stride < groups) loadPass<R>(q, s, rows, g + stride, lane, a);
+      asm volatile("" ::: "memory");
+      acc = usePass<R, W>(b, lane, acc);
+      g += stride;
+    }
+  }
+  sink(acc, out);
+}
+
 // ---------------------------------------------------------------- host side
-enum Variant { ONEWAVE, PERSISTENT, WITHSCALE, INTERLEAVED, GEMV4, GEMV4X1, GEMV2, GEMV4X1W, GEMV2A, GEMV4X1A, NVARIANTS };
-static const char* kVariantName[NVARIANTS] = {"onewave", "persistent", "withscale", "interleaved", "gemv4", "gemv4x1", "gemv2", "gemv4x1w", "gemv2a", "gemv4x1a"};
+enum Variant { ONEWAVE, PERSISTENT, WITHSCALE, INTERLEAVED, GEMV4, GEMV4X1, GEMV2, GEMV4X1W, GEMV2A, GEMV4X1A, GEMV2W, GEMV2WP, NVARIANTS };
+static const char* kVariantName[NVARIANTS] = {"onewave", "persistent", "withscale", "interleaved", "gemv4", "gemv4x1", "gemv2", "gemv4x1w", "gemv2a", "gemv4x1a", "gemv2w", "gemv2wp"};
 static bool separateScales(int v) { return v == WITHSCALE || v >= GEMV4; }
 
 static size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
@@ -267,9 +356,10 @@ static void launch(const Ctx& cx, Variant v, const Job& j, bool pdl) {
   using Kfn = void (*)(const uint8_t*, const uint8_t*, size_t, uint32_t*);
   static const Kfn kKernel[NVARIANTS] = {k_onewave, k_persistent, k_scaled<SeparateScales>, k_scaled<InterleavedScales>,
                                          k_gemvrows<4>, k_gemvrows<4>, k_gemvrows<2>, k_gemvrows<4>,
-                                         k_gemvrows<2, true>, k_gemvrows<4, true>};
+                                         k_gemvrows<2, true>, k_gemvrows<4, true>,
+                                         k_gemvwork<2, 96, false>, k_gemvwork<2, 96, true>};
   const Kfn k = kKernel[v];
-  const int rowsPerWarp = v == GEMV2 || v == GEMV2A ? 2 : 4;
+  const int rowsPerWarp = v == GEMV2 || v == GEMV2A || v == GEMV2W || v == GEMV2WP ? 2 : 4;
   const size_t groupsAll = (j.nw / 128 + rowsPerWarp - 1) / rowsPerWarp;
   const size_t grid = v == PERSISTENT ? (size_t)cx.sms * 4
                       : v >= GEMV4    ? std::min((groupsAll + TPB / 32 - 1) / (TPB / 32), (size_t)cx.sms * (v == GEMV4X1W ? 1 : 2))
