@@ -43,6 +43,33 @@ using gemvdev::WBlock;
 
 constexpr int kMaxWarps = 8;  // per block
 
+// Hands task k its sums (acc: this warp's, reduced over its lanes). With split > 1 the
+// split warps' sums meet in shared memory and the row's first warp (`first`) finishes;
+// every warp of the block calls this once a pass then, for its barriers.
+template <class Task>
+__device__ __forceinline__ void finishTask(const Task& task, int64_t k, bool active, float (&acc)[Task::M], int split,
+                                           int warp, bool first, int lane, float (*partial)[Task::M]) {
+    constexpr int M = Task::M;
+    if (split > 1) {
+        if (lane == 0)
+#pragma unroll
+            for (int mi = 0; mi < M; ++mi) partial[warp][mi] = acc[mi];
+        __syncthreads();
+        if (first && lane == 0 && active) {
+#pragma unroll
+            for (int mi = 0; mi < M; ++mi) {
+                float s = 0.0f;
+                for (int p = 0; p < split; ++p) s += partial[warp + p][mi];
+                acc[mi] = s;
+            }
+            task.finish(k, acc);
+        }
+        __syncthreads();  // the next pass writes partial again
+    } else if (lane == 0 && active) {
+        task.finish(k, acc);
+    }
+}
+
 template <class Task, DevFormat F, int CH>
 __global__ void __launch_bounds__(kMaxWarps * 32)
     gemvSplitKernel(Task task, Q8Act xq, int split) {
@@ -105,24 +132,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
             for (int c = 0; c < CH; ++c) acc[mi] += gemvdev::dotBlock<F>(w[mi][c], a0[c], a1[c], am[c]);
             acc[mi] = warpSum(acc[mi]);
         }
-        if (split > 1) {
-            if (lane == 0)
-#pragma unroll
-                for (int mi = 0; mi < M; ++mi) partial[warp][mi] = acc[mi];
-            __syncthreads();
-            if (part == 0 && lane == 0 && active) {
-#pragma unroll
-                for (int mi = 0; mi < M; ++mi) {
-                    float s = 0.0f;
-                    for (int p = 0; p < split; ++p) s += partial[warp + p][mi];
-                    acc[mi] = s;
-                }
-                task.finish(k, acc);
-            }
-            __syncthreads();  // the next pass writes partial again
-        } else if (lane == 0 && active) {
-            task.finish(k, acc);
-        }
+        finishTask(task, k, active, acc, split, warp, part == 0, lane, partial);
     }
 }
 
@@ -185,24 +195,7 @@ __device__ __forceinline__ void pipeFinish(const Task& task, int64_t k, bool act
     }
 #pragma unroll
     for (int mi = 0; mi < M; ++mi) acc[mi] = warpSum(acc[mi]);
-    if (split == 1) {
-        if (active && lane == 0) task.finish(k, acc);
-        return;
-    }
-    if (lane == 0)
-#pragma unroll
-        for (int mi = 0; mi < M; ++mi) partial[warp][mi] = acc[mi];
-    __syncthreads();
-    if (active && warp % split == 0 && lane == 0) {
-#pragma unroll
-        for (int mi = 0; mi < M; ++mi) {
-            float sum = 0.0f;
-            for (int p = 0; p < split; ++p) sum += partial[warp + p][mi];
-            acc[mi] = sum;
-        }
-        task.finish(k, acc);
-    }
-    __syncthreads();  // the next pass writes partial again
+    finishTask(task, k, active, acc, split, warp, warp % split == 0, lane, partial);
 }
 
 template <class Task, DevFormat F, int CH>

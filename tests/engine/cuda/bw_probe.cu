@@ -174,6 +174,21 @@ __global__ void __launch_bounds__(TPB) k_scaled(const uint8_t* __restrict__ q, c
 // 16-byte loads and an 8-byte meta load a word, from one 4096-value row that stays in L1).
 __device__ const uint8_t* gAct;  // 4096 int8 + 128 x 8 B of meta, set by the host
 
+// The lane's activation loads for its 4 words (int8 values 0-15 and 16-31, and the meta), folded.
+__device__ __forceinline__ uint32_t foldActivations(int lane) {
+  const uint8_t* act = gAct;
+  uint32_t acc = 0;
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    const int b = lane + 32 * c;
+    const uint4 a0 = *reinterpret_cast<const uint4*>(act + b * 32);
+    const uint4 a1 = *reinterpret_cast<const uint4*>(act + b * 32 + 16);
+    const uint2 m = *reinterpret_cast<const uint2*>(act + 4096 + b * 8);
+    acc += fold(a0) ^ fold(a1) ^ m.x ^ m.y;
+  }
+  return acc;
+}
+
 template <int R, bool ACT = false>
 __global__ void __launch_bounds__(TPB) k_gemvrows(const uint8_t* __restrict__ q, const uint8_t* __restrict__ s,
                                                   size_t nw, uint32_t* out) {
@@ -199,15 +214,7 @@ __global__ void __launch_bounds__(TPB) k_gemvrows(const uint8_t* __restrict__ q,
     }
     if constexpr (ACT) {
       asm volatile("" ::: "memory");  // after the weights, as after the GEMVs' wait
-      const uint8_t* act = gAct;
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        const int b = lane + 32 * c;
-        const uint4 a0 = *reinterpret_cast<const uint4*>(act + b * 32);
-        const uint4 a1 = *reinterpret_cast<const uint4*>(act + b * 32 + 16);
-        const uint2 m = *reinterpret_cast<const uint2*>(act + 4096 + b * 8);
-        acc += fold(a0) ^ fold(a1) ^ m.x ^ m.y;
-      }
+      acc += foldActivations(lane);
     }
 #pragma unroll
     for (int r = 0; r < R; ++r)
@@ -252,15 +259,7 @@ __device__ __forceinline__ void loadPass(const uint8_t* q, const uint8_t* s, siz
 
 template <int R, int W>
 __device__ __forceinline__ uint32_t usePass(const Pass<R>& p, int lane, uint32_t acc) {
-  const uint8_t* act = gAct;
-#pragma unroll
-  for (int c = 0; c < 4; ++c) {
-    const int b = lane + 32 * c;
-    const uint4 a0 = *reinterpret_cast<const uint4*>(act + b * 32);
-    const uint4 a1 = *reinterpret_cast<const uint4*>(act + b * 32 + 16);
-    const uint2 m = *reinterpret_cast<const uint2*>(act + 4096 + b * 8);
-    acc += fold(a0) ^ fold(a1) ^ m.x ^ m.y;
-  }
+  acc += foldActivations(lane);
   uint32_t x = 0;
 #pragma unroll
   for (int r = 0; r < R; ++r)
