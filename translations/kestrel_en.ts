@@ -114,8 +114,8 @@
         </message>
         <message>
             <location filename="../ui/ConversationSettings.qml" line="41" />
-            <source>Empty: the template in the model file (ChatML when the file has none).</source>
-            <translation>Empty: the template in the model file (ChatML when the file has none).</translation>
+            <source>Empty: the template in the model file (when the file has none, the built-in format its vocabulary fits: Gemma, Llama 3 or ChatML).</source>
+            <translation>Empty: the template in the model file (when the file has none, the built-in format its vocabulary fits: Gemma, Llama 3 or ChatML).</translation>
         </message>
         <message>
             <location filename="../ui/ConversationSettings.qml" line="52" />

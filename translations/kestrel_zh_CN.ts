@@ -114,8 +114,8 @@
         </message>
         <message>
             <location filename="../ui/ConversationSettings.qml" line="41" />
-            <source>Empty: the template in the model file (ChatML when the file has none).</source>
-            <translation>留空：使用模型文件中的模板（文件中没有时使用 ChatML）。</translation>
+            <source>Empty: the template in the model file (when the file has none, the built-in format its vocabulary fits: Gemma, Llama 3 or ChatML).</source>
+            <translation>留空：使用模型文件中的模板（文件中没有时，使用与其词表相符的内置格式：Gemma、Llama 3 或 ChatML）。</translation>
         </message>
         <message>
             <location filename="../ui/ConversationSettings.qml" line="52" />

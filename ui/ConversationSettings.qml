@@ -38,7 +38,7 @@ ColumnLayout {
     SettingsField {
         Layout.fillWidth: true
         label: qsTr("Chat template override")
-        hint: qsTr("Empty: the template in the model file (ChatML when the file has none).")
+        hint: qsTr("Empty: the template in the model file (when the file has none, the built-in format its vocabulary fits: Gemma, Llama 3 or ChatML).")
         key: "chatTemplate"
         Area {
             text: AppSettings.chatTemplate

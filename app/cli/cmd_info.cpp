@@ -1,5 +1,6 @@
 // kestrel-cli info: what a model file is and what running it costs.
 #include "commands.h"
+#include "kestrel/chat.h"
 
 #include <cstdio>
 
@@ -33,7 +34,9 @@ int runInfo(int argc, char** argv) {
     std::printf("tensor types:   ");
     for (const auto& [type, count] : i.tensorTypes) std::printf(" %s x%d", type.c_str(), count);
     std::printf("\n");
-    std::printf("chat template:   %s\n", i.chatTemplate.empty() ? "none (ChatML fallback)" : "embedded");
+    // What a chat with this file would use: its template, or the built-in format and why.
+    const ChatFormatter formatter(*model);
+    std::printf("chat template:   %s\n", formatter.usesFallback() ? formatter.warning().c_str() : "embedded");
     std::printf("KV per token:    %llu bytes (%s)\n", (unsigned long long)i.kvBytesPerToken, kvPrecisionName(i.kvPrecision));
     for (int32_t ctx : {2048, 4096, i.trainedContext}) {
         if (ctx <= 0) continue;

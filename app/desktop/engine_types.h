@@ -49,7 +49,7 @@ struct ModelSummary {
     int contextLength = 0;      // of the session that was opened
     quint64 memoryBytes = 0;    // estimate for contextLength
     bool hasChatTemplate = false;
-    QString templateWarning;    // why the ChatML fallback is used; empty when the model's template is
+    QString templateWarning;    // why a built-in format is used (and which); empty when the model's template is
 
     QVariantMap toVariantMap() const;
 };

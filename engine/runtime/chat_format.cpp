@@ -1,5 +1,6 @@
-// ChatFormatter: the model's Jinja chat template (or the ChatML fallback)
-// rendered and tokenized so that user content cannot produce control tokens.
+// ChatFormatter: the model's Jinja chat template (or a built-in fallback that
+// fits its vocabulary) rendered and tokenized so that user content cannot
+// produce control tokens.
 #include "kestrel/chat.h"
 #include "model_impl.h"
 #include "template/chat_template.h"
@@ -14,6 +15,17 @@ using jinja::Value;
 
 std::string specialText(const Model& model, TokenId id) {
     return id >= 0 ? model.tokenText(id) : std::string();
+}
+
+// The first built-in format whose turn markers the model holds as control tokens
+// (one token when special tokens are parsed, several as plain text); ChatML fits any.
+const BuiltInTemplate& builtInFor(const Model& model) {
+    const auto isControl = [&](const std::string& text) {
+        return model.tokenize(text, false, true).size() == 1 && model.tokenize(text, false, false).size() > 1;
+    };
+    for (const BuiltInTemplate& t : builtInTemplates())
+        if (std::all_of(t.markers.begin(), t.markers.end(), isControl)) return t;
+    return builtInTemplates().back();
 }
 
 Result<Value> jsonOrNone(const std::string& json, const char* what) {
@@ -49,6 +61,7 @@ struct ChatFormatter::Impl {
     std::optional<ChatTemplate> tmpl;
     bool fallback = false;
     std::string warning;
+    std::vector<std::string> fallbackStops;  // the built-in format's, when fallback
 
     void fillSpecialTokens(TemplateContext& ctx) const {
         const Tokenizer* tok = model->impl().tokenizer.get();
@@ -125,13 +138,17 @@ ChatFormatter::ChatFormatter(const Model& model, const std::string& templateOver
             impl_->tmpl = std::move(parsed).value();
             return;
         }
-        impl_->warning = std::string(origin) + " does not parse (" + parsed.status().message() +
-                         "); using the ChatML fallback";
+        impl_->warning = std::string(origin) + " does not parse (" + parsed.status().message() + ")";
     } else {
-        impl_->warning = "the model has no chat template; using the ChatML fallback";
+        impl_->warning = "the model has no chat template";
     }
+    const BuiltInTemplate& builtIn = builtInFor(model);
+    impl_->warning += builtIn.markers.empty()
+                          ? std::string("; using the ChatML fallback")
+                          : "; using the built-in " + std::string(builtIn.name) + " format, whose turn markers its vocabulary holds";
     impl_->fallback = true;
-    impl_->tmpl = std::move(ChatTemplate::parse(chatMlTemplate())).value();
+    impl_->fallbackStops = builtIn.stops;
+    impl_->tmpl = std::move(ChatTemplate::parse(builtIn.source)).value();
 }
 
 ChatFormatter::~ChatFormatter() = default;
@@ -143,8 +160,8 @@ const std::string& ChatFormatter::warning() const { return impl_->warning; }
 
 std::vector<std::string> ChatFormatter::stopStrings() const {
     // Control tokens render as no text, so only plain-text spellings matter:
-    // a fallback-prompted model may write the ChatML markers as ordinary text.
-    if (impl_->fallback) return {"<|im_end|>", "<|im_start|>"};
+    // a fallback-prompted model may write the format's markers as ordinary text.
+    if (impl_->fallback) return impl_->fallbackStops;
     return {};
 }
 

@@ -92,4 +92,30 @@ const char* chatMlTemplate() {
            "'<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 }
 
+const std::vector<BuiltInTemplate>& builtInTemplates() {
+    // Gemma 2 and 3 (tests/data/templates/gemma3.jinja): a system message becomes the
+    // first user turn's prefix; the assistant's turns are "model" turns.
+    static const char* const kGemma =
+        "{%- if messages[0]['role'] == 'system' -%}"
+        "{%- set first_user_prefix = messages[0]['content'] + '\\n\\n' -%}{%- set loop_messages = messages[1:] -%}"
+        "{%- else -%}{%- set first_user_prefix = '' -%}{%- set loop_messages = messages -%}{%- endif -%}"
+        "{%- for message in loop_messages -%}"
+        "{%- set role = 'model' if message['role'] == 'assistant' else message['role'] -%}"
+        "{{ '<start_of_turn>' + role + '\\n' + (first_user_prefix if loop.first else '') }}"
+        "{{ message['content'] | trim }}{{ '<end_of_turn>\\n' }}"
+        "{%- endfor -%}{%- if add_generation_prompt -%}{{ '<start_of_turn>model\\n' }}{%- endif -%}";
+    // Llama 3 (tests/data/templates/llama3.jinja).
+    static const char* const kLlama3 =
+        "{% for message in messages %}{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n' + "
+        "message['content'] | trim + '<|eot_id|>' }}{% endfor %}"
+        "{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{% endif %}";
+    static const std::vector<BuiltInTemplate> kAll = {
+        {"Gemma", kGemma, {"<start_of_turn>", "<end_of_turn>"}, {"<end_of_turn>", "<start_of_turn>"}},
+        {"Llama 3", kLlama3, {"<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"},
+         {"<|eot_id|>", "<|start_header_id|>"}},
+        {"ChatML", chatMlTemplate(), {}, {"<|im_end|>", "<|im_start|>"}},
+    };
+    return kAll;
+}
+
 }  // namespace kestrel

@@ -71,4 +71,19 @@ private:
 // format most chat fine-tunes use (<|im_start|>role\ncontent<|im_end|>\n).
 const char* chatMlTemplate();
 
+// The built-in formats for a model whose file has no usable template, chosen by
+// the turn markers its vocabulary holds as control tokens. Why: a Gemma or Llama 3
+// file converted without its template still knows its own turns, and ChatML's
+// markers would reach such a model as plain text. Each renders what its family's
+// own template renders for plain-text conversations, except that none writes the
+// BOS token (the tokenizer adds the model's own): tst_chat_template checks that.
+struct BuiltInTemplate {
+    const char* name;                   // for the warning: "ChatML", "Gemma", "Llama 3"
+    const char* source;                 // Jinja
+    std::vector<std::string> markers;   // control tokens the vocabulary must hold; none: fits any model
+    std::vector<std::string> stops;     // plain-text spellings that end a turn
+};
+// Most specific first; the last, ChatML, has no markers.
+const std::vector<BuiltInTemplate>& builtInTemplates();
+
 }  // namespace kestrel

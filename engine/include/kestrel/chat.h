@@ -7,9 +7,11 @@
 // "<|im_end|>" gets those characters, not the control token; only the
 // template's own text can produce control tokens.
 //
-// No template, or one that does not parse or render: the documented fallback
-// is ChatML (<|im_start|>role\ncontent<|im_end|>\n), with a warning the app
-// shows. A per-model override replaces the file's template.
+// No template, or one that does not parse: a built-in format, with a warning
+// the app shows: Gemma's or Llama 3's turns when the vocabulary holds their
+// markers as control tokens (a file converted without its template), else
+// ChatML (<|im_start|>role\ncontent<|im_end|>\n). A per-model override
+// replaces the file's template.
 //
 // Thread-safety: a ChatFormatter is immutable after construction.
 #pragma once
@@ -49,8 +51,8 @@ struct ChatPrompt {
 class ChatFormatter {
 public:
     // Parses the template once: `templateOverride` if not empty, else the
-    // model's. Never fails: a missing or broken template selects the ChatML
-    // fallback and sets warning().
+    // model's. Never fails: a missing or broken template selects the built-in
+    // format that fits the vocabulary (see above) and sets warning().
     explicit ChatFormatter(const Model& model, const std::string& templateOverride = {});
     ~ChatFormatter();
     ChatFormatter(ChatFormatter&&) noexcept;

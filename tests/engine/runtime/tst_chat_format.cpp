@@ -4,6 +4,7 @@
 #include "test_env.h"
 
 #include <QFile>
+#include <algorithm>
 #include <QtTest>
 
 using namespace kestrel;
@@ -118,7 +119,10 @@ private slots:
         QVERIFY(!bad.isOk());
     }
 
-    void gemmaHasNoTemplateSoTheFallbackWarns() {
+    // The Gemma 3 test file carries no template; its vocabulary holds Gemma's turn markers,
+    // so the fallback is Gemma's own format, not ChatML: the same tokens as the family's
+    // template (tests/data/templates/gemma3.jinja) would give.
+    void gemmaHasNoTemplateSoItsOwnTurnsAreBuiltIn() {
         KESTREL_REQUIRE_MODEL(test::gemma3Path());
         LoadOptions o;
         o.path = test::gemma3Path().toStdString();
@@ -128,11 +132,25 @@ private slots:
         ChatFormatter f(**m);
         QVERIFY(f.usesFallback());
         QVERIFY(f.warning().find("no chat template") != std::string::npos);
+        QVERIFY2(f.warning().find("Gemma") != std::string::npos, f.warning().c_str());
+        QCOMPARE(f.stopStrings(), (std::vector<std::string>{"<end_of_turn>", "<start_of_turn>"}));
         ChatFormatter gemma(**m, readTemplate("gemma3.jinja"));
         auto p = gemma.format({{"user", "Hello"}});
         QVERIFY2(p.isOk(), p.status().toString().c_str());
         QCOMPARE(p->tokens.front(), 2);  // <bos> once, from the template, not twice
         QVERIFY(p->tokens[1] != 2);
+
+        const std::vector<ChatMessage> chat = {{"system", "Be brief."}, {"user", "Hello"}, {"assistant", "Hi."},
+                                               {"user", "Name a colour."}};
+        auto builtIn = f.format(chat), own = gemma.format(chat);
+        QVERIFY2(builtIn.isOk() && own.isOk(), "both render");
+        QCOMPARE(builtIn->text, std::string("<start_of_turn>user\nBe brief.\n\nHello<end_of_turn>\n<start_of_turn>model\n"
+                                            "Hi.<end_of_turn>\n<start_of_turn>user\nName a colour.<end_of_turn>\n"
+                                            "<start_of_turn>model\n"));
+        QVERIFY(builtIn->tokens == own->tokens);
+        const auto markers = (*m)->tokenize("<start_of_turn>", false, true);
+        QCOMPARE(markers.size(), size_t(1));  // a control token, not its characters
+        QCOMPARE(std::count(builtIn->tokens.begin(), builtIn->tokens.end(), markers[0]), 4);  // four turns
     }
 };
 

@@ -114,6 +114,41 @@ private slots:
         }
     }
 
+    // The built-in formats a model without a template falls back to render what their
+    // family's own template renders (which matchesJinja2 holds to jinja2), less the BOS
+    // text the family's template writes and the tokenizer adds instead.
+    void builtInFormatsRenderAsTheirFamiliesDo() {
+        const QString data = test::sourceDir() + "/tests/data/templates";
+        auto tokens = jinja::parseJson(readAll(data + "/tokens.json").toStdString());
+        QVERIFY2(tokens.isOk(), tokens.status().message().c_str());
+        int compared = 0;
+        for (const BuiltInTemplate& builtIn : builtInTemplates()) {
+            const std::string name = builtIn.name;
+            const char* family = name == "Gemma" ? "gemma3" : name == "Llama 3" ? "llama3" : "chatml";
+            auto own = ChatTemplate::parse(readAll(data + "/" + family + ".jinja").toStdString());
+            auto mine = ChatTemplate::parse(builtIn.source);
+            QVERIFY2(own.isOk() && mine.isOk(), family);
+            for (const char* conversation : {"basic", "system_multiturn", "no_generation_prompt", "unicode_whitespace"}) {
+                auto context = TemplateContext::fromJson(
+                    readAll(data + "/conversations/" + conversation + ".json").toStdString());
+                QVERIFY2(context.isOk(), conversation);
+                if (const jinja::Value* t = tokens->asDict().get(family); t && t->isDict())
+                    if (const jinja::Value* b = t->asDict().get("bos_token")) context->bosToken = b->asString();
+                auto want = own->render(*context);
+                auto got = mine->render(*context);
+                QVERIFY2(want.isOk() && got.isOk(), qPrintable(QString(family) + "/" + conversation));
+                // ChatML's reference template writes no BOS either.
+                const std::string bos = name == "ChatML" ? std::string() : context->bosToken.value_or("");
+                QVERIFY2(bos + *got == *want, qPrintable(QString(family) + "/" + conversation + ": " +
+                                                         describeMismatch(bos + *got, *want)));
+                ++compared;
+            }
+            QVERIFY(!builtIn.stops.empty());
+        }
+        QCOMPARE(compared, 12);
+        QVERIFY(builtInTemplates().back().markers.empty());  // the last fits any model
+    }
+
     // The templates this suite covers include every model Kestrel tests with.
     void coversTheRequiredFamilies() {
         const QString data = test::sourceDir() + "/tests/data/templates";
