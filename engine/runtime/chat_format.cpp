@@ -196,14 +196,10 @@ std::vector<TokenId> buildChatPrompt(const Model& model, const std::vector<ChatM
     ChatPromptOptions options;
     options.addGenerationPrompt = addGenerationPrompt;
     auto prompt = ChatFormatter(model).format(messages, options);
-    if (!prompt) {
-        const std::string fallback = chatMlTemplate();
-        prompt = ChatFormatter(model, fallback).format(messages, options);
-    }
+    if (!prompt) prompt = ChatFormatter(model, builtInFor(model).source).format(messages, options);
     return prompt ? std::move(prompt->tokens) : std::vector<TokenId>();
 }
 
-std::vector<std::string> chatStopStrings() { return {"<|im_end|>", "<|im_start|>"}; }
 
 PromptReuse comparePrompts(std::span<const TokenId> previous, std::span<const TokenId> next) {
     PromptReuse r;

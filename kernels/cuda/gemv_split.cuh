@@ -227,12 +227,14 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 2) gemvPipeKernel(Task task, Q
     }
 }
 
-inline bool pipeEnabled() {
+// Whether the double-buffered kernel serves format f: switched on, and a 4-bit layout
+// (two buffers of the 8-bit ones spill at two blocks an SM).
+inline bool pipeTakes(DevFormat f) {
     static const bool on = [] {
         const char* e = std::getenv("KESTREL_CUDA_GEMV_PIPE");
         return e && e[0] == '1';
     }();
-    return on;
+    return on && quantBytesOf(f) == 16;
 }
 
 // R consecutive tasks of Inner as one (M = Inner::M * R rows per warp): the
@@ -333,9 +335,8 @@ void launchSplitFormat(const Task& task, Q8Act xq, cudaStream_t stream) {
     int64_t blocks = ceilDiv(task.count, perBlock);
     if (const int64_t cap = gridCap(); cap > 0) blocks = std::min(blocks, cap);
     const dim3 grid(static_cast<unsigned>(blocks)), block(perBlock * split * 32);
-    // The 4-bit layouts only: two buffers of the 8-bit ones spill at two blocks an SM.
-    if constexpr (Task::M <= 2 && quantBytes<F>() == 16) {
-        if (ch == 4 && pipeEnabled()) return launchK(gemvPipeKernel<Task, F, 4>, grid, block, stream, task, xq, split);
+    if constexpr (Task::M <= 2 && quantBytes<F>() == 16) {  // only what pipeTakes can choose is instantiated
+        if (ch == 4 && pipeTakes(F)) return launchK(gemvPipeKernel<Task, F, 4>, grid, block, stream, task, xq, split);
     }
     if (ch == 4) launchK(gemvSplitKernel<Task, F, 4>, grid, block, stream, task, xq, split);
     else launchK(gemvSplitKernel<Task, F, 2>, grid, block, stream, task, xq, split);
@@ -351,7 +352,7 @@ void launchSplit(const Task& task, DevFormat f, Q8Act xq, cudaStream_t stream) {
 // Runs `task` with `per` (1, 2 or 4) of its tasks to a warp.
 template <class Task>
 void launchSplitRows(const Task& task, int per, DevFormat f, Q8Act xq, cudaStream_t stream) {
-    if (pipeEnabled() && quantBytesOf(f) == 16 && Task::M * per > 2) per = 2 / Task::M;  // the double-buffered kernel's at most 2 rows
+    if (pipeTakes(f) && Task::M * per > 2) per = 2 / Task::M;  // the double-buffered kernel's at most 2 rows
     if constexpr (Task::M == 1) {  // tasks of 2 rows go at most 2 to a warp: 8 rows was not tried
         if (per == 4) return launchSplit(RowsTask<Task, 4>(task), f, xq, stream);
     }

@@ -81,11 +81,10 @@ private:
 };
 
 // Convenience for simple callers: the model's own template (or the fallback)
-// for `messages`; a template that fails to render falls back to ChatML.
+// for `messages`; a template that fails to render falls back to the built-in
+// format that fits the vocabulary.
 std::vector<TokenId> buildChatPrompt(const Model& model, const std::vector<ChatMessage>& messages,
                                      bool addGenerationPrompt);
-// The stop strings of the ChatML fallback.
-std::vector<std::string> chatStopStrings();
 
 // How a new prompt relates to the tokens a session already holds: whether it
 // extends them (the KV of every earlier turn is reused) or the template

@@ -52,6 +52,14 @@ QString describeMismatch(const std::string& got, const std::string& want) {
         .arg(i).arg(line).arg(column).arg(got.size()).arg(want.size()).arg(snippet(got), snippet(want));
 }
 
+// The BOS / EOS texts tokens.json gives `family`'s models, into the context.
+void useFamilyTokens(TemplateContext& context, const jinja::Value& tokens, const std::string& family) {
+    const jinja::Value* t = tokens.asDict().get(family);
+    if (!t || !t->isDict()) return;
+    if (const jinja::Value* b = t->asDict().get("bos_token")) context.bosToken = b->asString();
+    if (const jinja::Value* e = t->asDict().get("eos_token")) context.eosToken = e->asString();
+}
+
 }  // namespace
 
 class TstChatTemplate : public QObject {
@@ -94,10 +102,7 @@ private slots:
         QVERIFY2(context.isOk(), context.status().message().c_str());
         auto tokens = jinja::parseJson(readAll(data + "/tokens.json").toStdString());
         QVERIFY2(tokens.isOk(), tokens.status().message().c_str());
-        if (const jinja::Value* t = tokens->asDict().get(templateName.toStdString()); t && t->isDict()) {
-            if (const jinja::Value* b = t->asDict().get("bos_token")) context->bosToken = b->asString();
-            if (const jinja::Value* e = t->asDict().get("eos_token")) context->eosToken = e->asString();
-        }
+        useFamilyTokens(*context, *tokens, templateName.toStdString());
 
         auto out = tmpl->render(*context);
         if (outcome == "ok") {
@@ -132,8 +137,7 @@ private slots:
                 auto context = TemplateContext::fromJson(
                     readAll(data + "/conversations/" + conversation + ".json").toStdString());
                 QVERIFY2(context.isOk(), conversation);
-                if (const jinja::Value* t = tokens->asDict().get(family); t && t->isDict())
-                    if (const jinja::Value* b = t->asDict().get("bos_token")) context->bosToken = b->asString();
+                useFamilyTokens(*context, *tokens, family);
                 auto want = own->render(*context);
                 auto got = mine->render(*context);
                 QVERIFY2(want.isOk() && got.isOk(), qPrintable(QString(family) + "/" + conversation));
