@@ -69,49 +69,17 @@ __device__ __forceinline__ uint16_t ldgStream2(const void* p) {
     return v;
 }
 
-// The same streamed loads as `asm volatile`: kept where the source puts them. Why: ptxas
-// may move a plain asm load past griddepcontrol.wait or past code that does not use
-// it (docs/PERFORMANCE.md, seventeenth session), which undoes a pipeline that asks for
-// the next weights before multiplying the current ones.
-__device__ __forceinline__ uint4 ldgPinned(const void* p) {
-    uint4 v;
-    asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(p));
-    return v;
-}
-__device__ __forceinline__ uint2 ldgPinned8(const void* p) {
-    uint2 v;
-    asm volatile("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
-    return v;
-}
-__device__ __forceinline__ uint32_t ldgPinned4(const void* p) {
-    uint32_t v;
-    asm volatile("ld.global.nc.L1::no_allocate.u32 %0, [%1];" : "=r"(v) : "l"(p));
-    return v;
-}
-__device__ __forceinline__ uint16_t ldgPinned2(const void* p) {
-    uint16_t v;
-    asm volatile("ld.global.nc.L1::no_allocate.u16 %0, [%1];" : "=h"(v) : "l"(p));
-    return v;
-}
-
 // Where a block's bytes are read from: global memory through the read-only
-// cache, global memory bypassing L1 (streamed weights; Pinned: in source order),
-// or shared memory (the persistent decode step's staged chunks).
-enum class Src { Cached, Stream, Pinned, Shared };
+// cache, global memory bypassing L1 (streamed weights), or shared memory (the
+// persistent decode step's staged chunks).
+enum class Src { Cached, Stream, Shared };
 
 // A T (uint4, uint2, uint32_t or uint16_t) read from where S says.
 template <Src S, typename T>
 __device__ __forceinline__ T loadAs(const void* p) {
     if constexpr (S == Src::Shared) return *static_cast<const T*>(p);
     else if constexpr (S == Src::Cached) return __ldg(static_cast<const T*>(p));
-    else if constexpr (S == Src::Pinned) {
-        if constexpr (sizeof(T) == 16) return ldgPinned(p);
-        else if constexpr (sizeof(T) == 8) return ldgPinned8(p);
-        else if constexpr (sizeof(T) == 4) return ldgPinned4(p);
-        else return ldgPinned2(p);
-    } else if constexpr (sizeof(T) == 16) return ldgStream(p);
+    else if constexpr (sizeof(T) == 16) return ldgStream(p);
     else if constexpr (sizeof(T) == 8) return ldgStream8(p);
     else if constexpr (sizeof(T) == 4) return ldgStream4(p);
     else return ldgStream2(p);

@@ -43,33 +43,6 @@ using gemvdev::WBlock;
 
 constexpr int kMaxWarps = 8;  // per block
 
-// Hands task k its sums (acc: this warp's, reduced over its lanes). With split > 1 the
-// split warps' sums meet in shared memory and the row's first warp (`first`) finishes;
-// every warp of the block calls this once a pass then, for its barriers.
-template <class Task>
-__device__ __forceinline__ void finishTask(const Task& task, int64_t k, bool active, float (&acc)[Task::M], int split,
-                                           int warp, bool first, int lane, float (*partial)[Task::M]) {
-    constexpr int M = Task::M;
-    if (split > 1) {
-        if (lane == 0)
-#pragma unroll
-            for (int mi = 0; mi < M; ++mi) partial[warp][mi] = acc[mi];
-        __syncthreads();
-        if (first && lane == 0 && active) {
-#pragma unroll
-            for (int mi = 0; mi < M; ++mi) {
-                float s = 0.0f;
-                for (int p = 0; p < split; ++p) s += partial[warp + p][mi];
-                acc[mi] = s;
-            }
-            task.finish(k, acc);
-        }
-        __syncthreads();  // the next pass writes partial again
-    } else if (lane == 0 && active) {
-        task.finish(k, acc);
-    }
-}
-
 template <class Task, DevFormat F, int CH>
 __global__ void __launch_bounds__(kMaxWarps * 32)
     gemvSplitKernel(Task task, Q8Act xq, int split) {
@@ -132,109 +105,25 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
             for (int c = 0; c < CH; ++c) acc[mi] += gemvdev::dotBlock<F>(w[mi][c], a0[c], a1[c], am[c]);
             acc[mi] = warpSum(acc[mi]);
         }
-        finishTask(task, k, active, acc, split, warp, part == 0, lane, partial);
-    }
-}
-
-// ---------------------------------------------------------------------------
-// The double-buffered form (KESTREL_CUDA_GEMV_PIPE=1, off by default; at most 2 rows a
-// warp, the 4-bit layouts). Written in the twenty-eighth session and NOT YET RUN ON A
-// GPU: the next device call checks and measures it.
-// Why: the bandwidth probe (tests/engine/cuda/bw_probe.cu) reads the split kernel's
-// pattern -- 16 warps an SM, 2 rows of 4 words a lane each, their scales and the
-// activation loads -- at 94-96 % of the H100's peak, where the real kernels reach
-// ~75 %; 21 % fewer instructions a pass changed nothing (docs/PERFORMANCE.md). What a
-// real warp adds is the time between its loads arriving and its next loads leaving
-// (products, reductions, epilogue), so here a warp asks for pass p + 1's weights
-// before it multiplies pass p's. The loads are `asm volatile` (Src::Pinned) so that
-// ptxas keeps them ahead of the products and of the wait.
-
-// This lane's blocks of task k (lb + 32 x split x c), or nothing past the last task.
-template <class Task, DevFormat F, int CH>
-__device__ __forceinline__ void pipeLoad(const Task& task, int64_t k, int lb, int split, WBlock (&w)[Task::M][CH]) {
-    if (k >= task.count) return;
-    const int nb = static_cast<int>(task.cols / 32);
-    DevMatrix mats[Task::M];
-    int64_t rows[Task::M];
-    task.rows(k, mats, rows);
+        if (split > 1) {
+            if (lane == 0)
 #pragma unroll
-    for (int mi = 0; mi < Task::M; ++mi) {
-        const uint8_t *q, *sc;
-        gemvdev::rowStart<F>(mats[mi], rows[mi], q, sc);
+                for (int mi = 0; mi < M; ++mi) partial[warp][mi] = acc[mi];
+            __syncthreads();
+            if (part == 0 && lane == 0 && active) {
 #pragma unroll
-        for (int c = 0; c < CH; ++c) {
-            const int b = lb + 32 * split * c;
-            gemvdev::loadBlockAt<F, gemvdev::Src::Pinned>(w[mi][c], q, sc, b, b < nb);
+                for (int mi = 0; mi < M; ++mi) {
+                    float s = 0.0f;
+                    for (int p = 0; p < split; ++p) s += partial[warp + p][mi];
+                    acc[mi] = s;
+                }
+                task.finish(k, acc);
+            }
+            __syncthreads();  // the next pass writes partial again
+        } else if (lane == 0 && active) {
+            task.finish(k, acc);
         }
     }
-}
-
-// Task k's products with the token's int8 activations, summed over the warp and (split > 1)
-// over the split warps of its row, finished by one lane. Block-uniform when split > 1: every
-// warp of the block calls it once a pass (`active` false past the last task).
-template <class Task, DevFormat F, int CH>
-__device__ __forceinline__ void pipeFinish(const Task& task, int64_t k, bool active, int lb, int split, int warp,
-                                           const WBlock (&w)[Task::M][CH], Q8Act xq, float (*partial)[Task::M]) {
-    constexpr int M = Task::M;
-    const int nb = static_cast<int>(task.cols / 32);
-    const int lane = threadIdx.x & 31;
-    float acc[M];
-#pragma unroll
-    for (int mi = 0; mi < M; ++mi) acc[mi] = 0.0f;
-    if (active) {
-#pragma unroll
-        for (int c = 0; c < CH; ++c) {
-            const int b = lb + 32 * split * c;
-            if (b >= nb) continue;
-            const int4* ap = reinterpret_cast<const int4*>(xq.q + static_cast<int64_t>(b) * 32);
-            const int4 a0 = ap[0], a1 = ap[1];
-            const float2 am = xq.meta[b];
-#pragma unroll
-            for (int mi = 0; mi < M; ++mi) acc[mi] += gemvdev::dotBlock<F>(w[mi][c], a0, a1, am);
-        }
-    }
-#pragma unroll
-    for (int mi = 0; mi < M; ++mi) acc[mi] = warpSum(acc[mi]);
-    finishTask(task, k, active, acc, split, warp, warp % split == 0, lane, partial);
-}
-
-template <class Task, DevFormat F, int CH>
-__global__ void __launch_bounds__(kMaxWarps * 32, 2) gemvPipeKernel(Task task, Q8Act xq, int split) {
-    static_assert(Task::M <= 2, "two buffers of more rows do not fit two blocks an SM");
-    __shared__ float partial[kMaxWarps][Task::M];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int perBlock = blockDim.x / 32 / split;  // tasks per block and pass
-    const int lb = (warp % split) * 32 + lane;     // the lane's first block of a row
-    const int64_t stride = static_cast<int64_t>(gridDim.x) * perBlock;
-    // k0: the block's first task of the pass (block-uniform, for the split warps' barriers).
-    int64_t k0 = static_cast<int64_t>(blockIdx.x) * perBlock;
-    int64_t k = k0 + warp / split;
-    pdlTrigger();
-    WBlock a[Task::M][CH], b[Task::M][CH];
-    pipeLoad<Task, F, CH>(task, k, lb, split, a);  // weights do not depend on the previous kernel
-    pdlWait();
-    // Two passes an iteration, so the buffers swap roles without copies.
-    while (k0 < task.count) {
-        pipeLoad<Task, F, CH>(task, k + stride, lb, split, b);
-        pipeFinish<Task, F, CH>(task, k, k < task.count, lb, split, warp, a, xq, partial);
-        k0 += stride;
-        k += stride;
-        if (k0 >= task.count) break;
-        pipeLoad<Task, F, CH>(task, k + stride, lb, split, a);
-        pipeFinish<Task, F, CH>(task, k, k < task.count, lb, split, warp, b, xq, partial);
-        k0 += stride;
-        k += stride;
-    }
-}
-
-// Whether the double-buffered kernel serves format f: switched on, and a 4-bit layout
-// (two buffers of the 8-bit ones spill at two blocks an SM).
-inline bool pipeTakes(DevFormat f) {
-    static const bool on = [] {
-        const char* e = std::getenv("KESTREL_CUDA_GEMV_PIPE");
-        return e && e[0] == '1';
-    }();
-    return on && quantBytesOf(f) == 16;
 }
 
 // R consecutive tasks of Inner as one (M = Inner::M * R rows per warp): the
@@ -335,9 +224,6 @@ void launchSplitFormat(const Task& task, Q8Act xq, cudaStream_t stream) {
     int64_t blocks = ceilDiv(task.count, perBlock);
     if (const int64_t cap = gridCap(); cap > 0) blocks = std::min(blocks, cap);
     const dim3 grid(static_cast<unsigned>(blocks)), block(perBlock * split * 32);
-    if constexpr (Task::M <= 2 && quantBytes<F>() == 16) {  // only what pipeTakes can choose is instantiated
-        if (ch == 4 && pipeTakes(F)) return launchK(gemvPipeKernel<Task, F, 4>, grid, block, stream, task, xq, split);
-    }
     if (ch == 4) launchK(gemvSplitKernel<Task, F, 4>, grid, block, stream, task, xq, split);
     else launchK(gemvSplitKernel<Task, F, 2>, grid, block, stream, task, xq, split);
 }
@@ -352,7 +238,6 @@ void launchSplit(const Task& task, DevFormat f, Q8Act xq, cudaStream_t stream) {
 // Runs `task` with `per` (1, 2 or 4) of its tasks to a warp.
 template <class Task>
 void launchSplitRows(const Task& task, int per, DevFormat f, Q8Act xq, cudaStream_t stream) {
-    if (pipeTakes(f) && Task::M * per > 2) per = 2 / Task::M;  // the double-buffered kernel's at most 2 rows
     if constexpr (Task::M == 1) {  // tasks of 2 rows go at most 2 to a warp: 8 rows was not tried
         if (per == 4) return launchSplit(RowsTask<Task, 4>(task), f, xq, stream);
     }

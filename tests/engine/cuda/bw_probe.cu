@@ -226,10 +226,11 @@ __global__ void __launch_bounds__(TPB) k_gemvrows(const uint8_t* __restrict__ q,
 
 // (f) gemv2 with work: after a pass's loads arrive, a dependent chain of W multiply-adds
 // stands in for the products, reduction and epilogue (volatile, so none is folded away).
-// PIPE: the next pass's loads leave before this pass's work (double buffering, as
-// gemv_split.cuh's gemvPipeKernel does). Asks whether the time between a warp's loads
-// arriving and its next loads leaving is what the real GEMVs lose, and whether
-// double buffering wins it back.
+// PIPE: the next pass's loads leave before this pass's work (double buffering).
+// Asks whether the time between a warp's loads arriving and its next loads leaving
+// is what the real GEMVs lose. Measured (H100, twenty-ninth session): no -- gemv2w
+// reads at 90-96 % like gemv2a, and gemv2wp is no faster (a double-buffered split
+// GEMV built on this measured 6 % slower, docs/PERFORMANCE.md).
 template <int W>
 __device__ __forceinline__ uint32_t work(uint32_t acc, uint32_t x) {
 #pragma unroll 1

@@ -19,10 +19,7 @@ objs=$(ls "$B"/kernels/cuda/CMakeFiles/*/gemv.cu.o "$B"/kernels/cuda/CMakeFiles/
 [ -n "$objs" ] || { echo "pdl_order: no gemv objects under $B"; exit 2; }
 command -v cuobjdump > /dev/null || { echo "pdl_order: no cuobjdump"; exit 2; }
 for o in $objs; do cuobjdump --dump-sass "$o"; done | awk '
-  /Function : / { name = $3; inCheck = name ~ /gemv(Split|Glu|QkvRope|Pipe)?Kernel/ && name !~ /DevFormatE3/  # E3: F16
-                  # The double-buffered kernel asks for its next pass after the wait, before multiplying:
-                  # only its first pass must come before the wait.
-                  pipe[name] = name ~ /gemvPipeKernel/
+  /Function : / { name = $3; inCheck = name ~ /gemv(Split|Glu|QkvRope)?Kernel/ && name !~ /DevFormatE3/  # E3: F16
                   if (inCheck) { before[name] = 0; sunk[name] = 0; state[name] = 0; waits[name] = 0; seen[name] = 1 } next }
   !inCheck { next }
   /ACQBULK/ { waits[name]++; if (state[name] == 0) state[name] = 1; next }
@@ -37,7 +34,7 @@ for o in $objs; do cuobjdump --dump-sass "$o"; done | awk '
         continue
       }
       printf "%3d before the wait, %3d after it  %s\n", before[n], sunk[n], substr(short, 1, 100)
-      if (state[n] > 0 && (before[n] == 0 || (sunk[n] > 0 && !pipe[n]))) bad = 1
+      if (state[n] > 0 && (before[n] == 0 || sunk[n] > 0)) bad = 1
     }
     if (bad) print "pdl_order: a GEMV kernel requests first-pass weights after the wait"
     else print "pdl_order: every GEMV kernel requests its first weights before the wait"
