@@ -467,6 +467,13 @@ std::vector<CheckResult> runOpChecks(unsigned seed) {
         checkDecodeFfn(p, rng, out, GgmlType::Q4_K, 256, 1024, tokens);
     }
     for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q6_K}) checkDecodeFfn(p, rng, out, t, 2048, 1024, 16);
+    // GLU tiles at llama3-8b's width: 68 tiles (split columns, as many splits as one wave of
+    // two blocks an SM holds) and 224 (llama3-8b's 14336: whole tiles, one wave).
+    for (int64_t tokens : {16, 8}) {
+        checkDecodeFfn(p, rng, out, GgmlType::Q4_0, 4096, 4352, tokens);
+        checkDecodeFfn(p, rng, out, GgmlType::Q4_K, 4096, 4352, tokens);
+    }
+    checkDecodeFfn(p, rng, out, GgmlType::Q4_0, 4096, 14336, 16);
     // 2 tokens through the GEMV's gate/up + GLU and the int8 kernel, 3-4 through LOWER GLU tiles.
     for (int64_t tokens : {2, 3, 4})
         for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_K}) checkDecodeFfn(p, rng, out, t, 4096, 1024, tokens);

@@ -3,14 +3,16 @@
 # decode benchmarks of synthetic Q4_0 files, each under every variant.
 # Usage (GPU machine, repo root):
 #   SHAPES="llama3-8b smollm2-135m" [VARIANTS="KESTREL_CUDA_STREAM=0 KESTREL_CUDA_STREAM=1"] \
-#   [PROFILE=1] [TRACE=1] [DEPTH=4096] [NOCHECK=1] [MEMCHECK=1] tests/engine/cuda/perf_run.sh
+#   [PROFILE=1] [TRACE=1] [DEPTH=4096] [STREAMS=1,4,16] [NOCHECK=1] [MEMCHECK=1] tests/engine/cuda/perf_run.sh
 # A variant is one environment assignment (or several joined by commas); the
 # default compares programmatic dependent launch off and on. The op checks run
 # under every variant too. TRACE=1 also builds with the in-graph kernel timeline
 # (kernels/cuda/step_trace.h) into /tmp/ktrace and prints each shape's trace under
 # the last variant (the trace build decodes 2-3 % slower: its tok/s are not compared).
 # MEMCHECK=1 also runs the op checks and two steps of the wide file under
-# compute-sanitizer's memcheck, under the last variant.
+# compute-sanitizer's memcheck, under the last variant. STREAMS=1,4,16 also measures
+# that many streams decoding together under every variant (issue 5's aggregate
+# throughput; with TRACE=1 the trace of the largest count too).
 if [ -n "$TRACE" ]; then
   B=/tmp/ktrace CMAKE_EXTRA=-DKESTREL_CUDA_STEP_TRACE=ON source tests/engine/cuda/device_build.sh
   TCLI=$CLI
@@ -51,6 +53,18 @@ for shape in $SHAPES; do
     v=${VARIANTS##* }
     runv $v $TCLI bench -m /tmp/$shape.gguf --device cuda -p 1 -n 256 -r 2 > $OUTDIR/t-$shape.txt 2>&1
     echo "step trace ($v):"; grep -A24 "cuda step trace" $OUTDIR/t-$shape.txt | grep -vE "^(model|prefill|decode|weights):"
+  fi
+  if [ -n "$STREAMS" ]; then
+    for v in $VARIANTS; do
+      runv $v $CLI bench -m /tmp/$shape.gguf --device cuda --streams $STREAMS -n 64 -r 2 > $OUTDIR/b.txt 2>&1
+      cat $OUTDIR/b.txt >> $OUTDIR/bench.txt
+      echo "$v streams: $(grep -iE 'stream' $OUTDIR/b.txt | tr -s ' ' | tr '\n' ' ')"
+    done
+    if [ -n "$TRACE" ]; then
+      v=${VARIANTS##* }
+      runv $v $TCLI bench -m /tmp/$shape.gguf --device cuda --streams ${STREAMS##*,} -n 64 -r 1 > $OUTDIR/ts-$shape.txt 2>&1
+      echo "step trace, ${STREAMS##*,} streams ($v):"; grep -A24 "cuda step trace" $OUTDIR/ts-$shape.txt | grep -vE "^(model|prefill|decode|weights):"
+    fi
   fi
   if [ -n "$PROFILE" ]; then
     v=${VARIANTS##* }
