@@ -116,6 +116,10 @@ public:
     // and makes it the active leaf.
     StoreResult<MessageId> beginStreamingReply(ConversationId conversationId, MessageId parentId,
                                                const QString& model, const QJsonObject& settings = {});
+    // Re-opens a finished assistant reply (complete or interrupted) for writing, so that
+    // appendToStreamingReply adds to its text and finishReply ends it again: "continue"
+    // on a reply cut at its length limit. Its stop reason is cleared until then.
+    StoreError resumeReply(MessageId id);
     // Appends text (and/or folded reasoning text). Buffered: written when the
     // last write is about a second old (checked here and by a timer when the
     // thread runs an event loop), so calling this per token is cheap.

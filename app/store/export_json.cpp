@@ -31,6 +31,7 @@ QJsonObject messageJson(const Message& m) {
         {"settings", m.settings},
         {"state", stateName(m.state)},
         {"error", m.error},
+        {"stopReason", m.stopReason},
     };
 }
 

@@ -97,8 +97,10 @@ public:
         if (!string(o, "content", here, &m->content, true) || !string(o, "reasoning", here, &m->reasoning) ||
             !time(o, "createdAt", here, &m->createdAt) || !string(o, "model", here, &m->model) ||
             !count(o, "promptTokens", here, &m->promptTokens) || !count(o, "completionTokens", here, &m->completionTokens) ||
-            !string(o, "error", here, &m->error))
+            !string(o, "error", here, &m->error) || !string(o, "stopReason", here, &m->stopReason))
             return false;
+        if (!isKnownStopReason(m->stopReason))
+            return fail(here, QStringLiteral("unknown stopReason \"%1\"").arg(m->stopReason.left(40)));
         const QJsonValue speed = o.value(QLatin1String("tokensPerSecond"));
         if (speed.isDouble() && std::isfinite(speed.toDouble()) && speed.toDouble() >= 0) m->tokensPerSecond = speed.toDouble();
         else if (!speed.isUndefined() && !speed.isNull()) return fail(here, QStringLiteral("\"tokensPerSecond\" must be a number or null"));

@@ -63,7 +63,7 @@ struct ConversationStore::Impl {
 Message messageFromQuery(const QSqlQuery& q);
 inline constexpr const char* kMessageColumns =
     "id, conversation_id, parent_id, role, content, reasoning, created_at, model, prompt_tokens, "
-    "completion_tokens, tokens_per_second, settings_json, state, error";
+    "completion_tokens, tokens_per_second, settings_json, state, error, stop_reason";
 
 Conversation conversationFromQuery(const QSqlQuery& q);
 inline constexpr const char* kConversationColumns =

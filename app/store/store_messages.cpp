@@ -40,6 +40,7 @@ Message messageFromQuery(const QSqlQuery& q) {
     m.settings = settingsFromJson(q.value(11).toString());
     stateFromName(q.value(12).toString(), &m.state);
     m.error = q.value(13).toString();
+    m.stopReason = q.value(14).toString();
     return m;
 }
 
@@ -69,12 +70,12 @@ StoreResult<MessageId> insertMessageRow(ConversationStore::Impl& d, Conversation
     const qint64 created = createdAt.isValid() ? sql::toMs(createdAt) : sql::nowMs();
     KESTREL_STORE_TRY(d.run(q,
         QStringLiteral("INSERT INTO messages (conversation_id, parent_id, role, content, reasoning, created_at, "
-                       "model, prompt_tokens, completion_tokens, tokens_per_second, settings_json, state, error) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+                       "model, prompt_tokens, completion_tokens, tokens_per_second, settings_json, state, error, "
+                       "stop_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
         {conversationId, sql::idOrNull(parentId), roleName(m.role), m.content, m.reasoning, created, m.model,
          intOrNull(m.promptTokens), intOrNull(m.completionTokens),
          m.tokensPerSecond > 0 ? QVariant(m.tokensPerSecond) : QVariant(QMetaType(QMetaType::Double)),
-         settingsToJson(m.settings), stateName(m.state), m.error},
+         settingsToJson(m.settings), stateName(m.state), m.error, m.stopReason},
         doing));
     // lastInsertId must be read before the next statement on this query.
     const MessageId id = q.lastInsertId().toLongLong();

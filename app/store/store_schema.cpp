@@ -79,8 +79,16 @@ const QStringList kV1 = {
     END)"),
 };
 
+// Version 2: why a reply stopped ('' when unknown: replies of version 1, user
+// messages), so that a reply cut at its length limit can be continued after a
+// restart too.
+const QStringList kV2 = {
+    QStringLiteral("ALTER TABLE messages ADD COLUMN stop_reason TEXT NOT NULL DEFAULT ''"),
+};
+
 const Migration kMigrations[] = {
     {1, "create conversations, messages and the search index", kV1},
+    {2, "record why each reply stopped", kV2},
 };
 
 StoreError pragma(QSqlDatabase& db, const QString& dbPath, const QString& sql, const QString& doing) {

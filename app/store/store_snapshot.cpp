@@ -56,6 +56,7 @@ StoreResult<ConversationId> ConversationStore::insertSnapshot(const Conversation
         // Nobody is writing an imported reply any more.
         n.state = m.state == MessageState::Streaming ? MessageState::Interrupted : m.state;
         n.error = m.error;
+        n.stopReason = m.stopReason;
         auto inserted = insertMessageRow(*d_, newId, parent, n, m.createdAt, false);
         if (!inserted) return inserted.error();
         if (idMap.contains(m.id))

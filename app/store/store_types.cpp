@@ -57,6 +57,13 @@ bool stateFromName(const QString& name, MessageState* out) {
     return false;
 }
 
+bool isKnownStopReason(const QString& reason) {
+    static const char* const kReasons[] = {"", "eos", "max_tokens", "stop_string", "context_full", "cancelled"};
+    for (const char* r : kReasons)
+        if (reason == QLatin1String(r)) return true;
+    return false;
+}
+
 QString SearchHit::highlightedHtml() const {
     QString html;
     int pos = 0;

@@ -56,6 +56,9 @@ struct Message {
     QJsonObject settings;  // the sampling settings the reply was made with (free-form)
     MessageState state = MessageState::Complete;
     QString error;  // set when state == Error
+    // Why a reply stopped, as the engine says it ("eos", "max_tokens", "stop_string",
+    // "context_full", "cancelled"); empty when unknown (older files, user messages).
+    QString stopReason;
 };
 
 // What addMessage needs; ids, times and the conversation come from the store.
@@ -70,6 +73,7 @@ struct NewMessage {
     QJsonObject settings;
     MessageState state = MessageState::Complete;
     QString error;
+    QString stopReason;  // as Message::stopReason
 };
 
 // What finishReply records about a finished generation.
@@ -77,7 +81,11 @@ struct ReplyStats {
     int promptTokens = -1;
     int completionTokens = -1;
     double tokensPerSecond = 0.0;
+    QString stopReason;  // as Message::stopReason
 };
+
+// The stop reasons a message may record (isKnownStopReason: one of them, or empty).
+bool isKnownStopReason(const QString& reason);
 
 // Where a message sits among the messages that share its parent, for the
 // "2/3" branch switcher. Siblings are in creation order.

@@ -82,6 +82,29 @@ StoreResult<MessageId> ConversationStore::beginStreamingReply(ConversationId con
     return *id;
 }
 
+StoreError ConversationStore::resumeReply(MessageId id) {
+    if (!d_->open) return d_->notOpen();
+    const QString doing = QStringLiteral("continue reply %1").arg(id);
+    sql::Transaction tx(d_->db(), d_->path);
+    KESTREL_STORE_TRY(tx.begin(doing));
+    QSqlQuery q(d_->db());
+    KESTREL_STORE_TRY(d_->run(q, QStringLiteral("SELECT conversation_id, role, state FROM messages WHERE id = ?"), {id}, doing));
+    if (!q.next()) return {StoreError::Code::NotFound, QStringLiteral("cannot %1: there is no message %2").arg(doing).arg(id)};
+    const ConversationId conversationId = q.value(0).toLongLong();
+    const QString role = q.value(1).toString(), state = q.value(2).toString();
+    if (role != QLatin1String("assistant") ||
+        (state != QLatin1String("complete") && state != QLatin1String("interrupted")))
+        return {StoreError::Code::InvalidArgument,
+                QStringLiteral("cannot %1: only a finished assistant reply can be continued (this is a %2 message, %3)")
+                    .arg(doing, role, state)};
+    KESTREL_STORE_TRY(d_->run(q, QStringLiteral("UPDATE messages SET state = 'streaming', stop_reason = '' WHERE id = ?"),
+                              {id}, doing));
+    KESTREL_STORE_TRY(tx.commit(doing));
+    if (d_->streaming.isEmpty()) d_->sinceFlush.restart();
+    d_->streaming.insert(id, PendingReply{});
+    return d_->touch(conversationId);
+}
+
 StoreError ConversationStore::appendToStreamingReply(MessageId id, const QString& content, const QString& reasoning) {
     if (!d_->open) return d_->notOpen();
     auto it = d_->streaming.find(id);
@@ -129,12 +152,15 @@ StoreError ConversationStore::finishReply(MessageId id, const ReplyStats& stats,
     if (finalState != MessageState::Complete && finalState != MessageState::Interrupted)
         return {StoreError::Code::InvalidArgument,
                 QStringLiteral("finishReply ends a reply as complete or interrupted; use failReply for errors")};
+    if (!isKnownStopReason(stats.stopReason))
+        return {StoreError::Code::InvalidArgument, QStringLiteral("unknown stop reason \"%1\"").arg(stats.stopReason.left(40))};
     return endReply(*d_, id,
-        QStringLiteral("state = ?, prompt_tokens = ?, completion_tokens = ?, tokens_per_second = ?"),
+        QStringLiteral("state = ?, prompt_tokens = ?, completion_tokens = ?, tokens_per_second = ?, stop_reason = ?"),
         {stateName(finalState),
          stats.promptTokens >= 0 ? QVariant(stats.promptTokens) : QVariant(QMetaType(QMetaType::Int)),
          stats.completionTokens >= 0 ? QVariant(stats.completionTokens) : QVariant(QMetaType(QMetaType::Int)),
-         stats.tokensPerSecond > 0 ? QVariant(stats.tokensPerSecond) : QVariant(QMetaType(QMetaType::Double))},
+         stats.tokensPerSecond > 0 ? QVariant(stats.tokensPerSecond) : QVariant(QMetaType(QMetaType::Double)),
+         stats.stopReason},
         QStringLiteral("finish reply %1").arg(id));
 }
 

@@ -179,11 +179,39 @@ std::vector<TokenId> ChatFormatter::tokenize(const std::string& renderedText) co
     return impl_->tokenize(renderedText, {});
 }
 
+namespace {
+
+// Where the final message's text ends in `rendered`: templates often trim what
+// they show (Llama 3's `| trim`), so the trimmed text is looked for too.
+size_t finalMessageEnd(const std::string& rendered, const std::string& content) {
+    if (const size_t at = rendered.rfind(content); at != std::string::npos) return at + content.size();
+    const size_t first = content.find_first_not_of(" \t\r\n"), last = content.find_last_not_of(" \t\r\n");
+    if (first == std::string::npos) return std::string::npos;
+    const std::string trimmed = content.substr(first, last - first + 1);
+    const size_t at = rendered.rfind(trimmed);
+    return at == std::string::npos ? at : at + trimmed.size();
+}
+
+}  // namespace
+
 Result<ChatPrompt> ChatFormatter::format(const std::vector<ChatMessage>& messages, const ChatPromptOptions& o) const {
-    auto text = render(messages, o);
+    ChatPromptOptions options = o;
+    if (o.continueFinalMessage) {
+        if (messages.empty() || messages.back().role != "assistant" || messages.back().content.empty())
+            return Status(ErrorCode::InvalidArgument, "only an assistant reply with text can be continued");
+        options.addGenerationPrompt = false;
+    }
+    auto text = render(messages, options);
     if (!text) return text.status();
     ChatPrompt prompt;
     prompt.text = std::move(text).value();
+    if (o.continueFinalMessage) {
+        const size_t end = finalMessageEnd(prompt.text, messages.back().content);
+        if (end == std::string::npos)
+            return Status(ErrorCode::Unsupported,
+                          "this chat template does not show the reply's text back to the model, so it cannot be continued");
+        prompt.text.resize(end);
+    }
     prompt.tokens = impl_->tokenize(prompt.text, messages);
     const size_t open = prompt.text.rfind("<think>");
     const size_t close = prompt.text.rfind("</think>");

@@ -40,6 +40,12 @@ struct ChatPromptOptions {
     std::string toolsJson;  // JSON array of tool schemas, or empty
     // Extra template variables as JSON values, e.g. {"enable_thinking", "false"}.
     std::vector<std::pair<std::string, std::string>> extraJson;
+    // The final message is an assistant reply cut short (at its length limit) that the
+    // model goes on writing: the prompt ends right after that reply's text, with no
+    // end-of-turn after it, as transformers' continue_final_message does (format()
+    // renders without a generation prompt and cuts the text there). Last, so that
+    // brace-initialised options keep their meaning.
+    bool continueFinalMessage = false;
 };
 
 struct ChatPrompt {

@@ -1,6 +1,7 @@
-// Schema and migrations: a fresh file, an old (v0) file, a file from a newer
-// Kestrel, a multi-step upgrade through a test-only v2, a failing migration,
-// and files that are not databases at all.
+// Schema and migrations: a fresh file, an old (v0) file, a version-1 file with
+// data (v2 adds the stop reason), a file from a newer Kestrel, a multi-step
+// upgrade through a test-only extra version, a failing migration, and files
+// that are not databases at all.
 #include "conversation_store.h"
 #include "store_schema.h"
 #include "store_test_util.h"
@@ -52,6 +53,7 @@ class TestStoreSchema : public QObject {
 private slots:
     void freshDatabase();
     void upgradesVersionZeroFile();
+    void upgradesVersionOneFile();
     void refusesNewerFile();
     void upgradesThroughExtraMigration();
     void failedMigrationRollsBack();
@@ -65,8 +67,8 @@ void TestStoreSchema::freshDatabase() {
     const QString path = dir.filePath(QStringLiteral("sub/folder/kestrel.sqlite"));
     STORE_VERIFY_OK(store.open(path));
     QVERIFY(QFile::exists(path));
-    QCOMPARE(ConversationStore::latestSchemaVersion(), 1);
-    QCOMPARE(queryValue(store, QStringLiteral("PRAGMA user_version")), QStringLiteral("1"));
+    QCOMPARE(ConversationStore::latestSchemaVersion(), 2);
+    QCOMPARE(queryValue(store, QStringLiteral("PRAGMA user_version")), QStringLiteral("2"));
     QCOMPARE(queryValue(store, QStringLiteral("PRAGMA journal_mode")), QStringLiteral("wal"));
     QCOMPARE(queryValue(store, QStringLiteral("PRAGMA foreign_keys")), QStringLiteral("1"));
     QCOMPARE(queryValue(store, QStringLiteral("PRAGMA synchronous")), QStringLiteral("1"));  // NORMAL
@@ -81,7 +83,7 @@ void TestStoreSchema::freshDatabase() {
     // Opening again is a no-op migration.
     store.close();
     STORE_VERIFY_OK(store.open(path));
-    QCOMPARE(queryValue(store, QStringLiteral("PRAGMA user_version")), QStringLiteral("1"));
+    QCOMPARE(queryValue(store, QStringLiteral("PRAGMA user_version")), QStringLiteral("2"));
 }
 
 void TestStoreSchema::upgradesVersionZeroFile() {
@@ -98,11 +100,46 @@ void TestStoreSchema::upgradesVersionZeroFile() {
     }
     ConversationStore store;
     STORE_VERIFY_OK(store.open(path));
-    QCOMPARE(queryValue(store, QStringLiteral("PRAGMA user_version")), QStringLiteral("1"));
+    QCOMPARE(queryValue(store, QStringLiteral("PRAGMA user_version")), QStringLiteral("2"));
     QCOMPARE(queryValue(store, QStringLiteral("SELECT text FROM legacy_notes")), QStringLiteral("keep me"));
     auto id = store.createConversation(QStringLiteral("after upgrade"));
     STORE_VERIFY_OK(id);
     QCOMPARE(store.listConversations()->size(), 1);
+}
+
+void TestStoreSchema::upgradesVersionOneFile() {
+    // A file of the first release, with a finished reply: version 2 adds the stop
+    // reason, empty (unknown) for what was there, and the reply reads as before.
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("v1-data.sqlite"));
+    {
+        RawDb raw(path);
+        QSqlDatabase db = raw.db();
+        STORE_VERIFY_OK(schema::migrate(db, path, schema::migrations().first(1)));
+        QCOMPARE(raw.value(QStringLiteral("PRAGMA user_version")), QStringLiteral("1"));
+        QVERIFY(raw.exec(QStringLiteral("INSERT INTO conversations (id, title, created_at, updated_at) VALUES (1, 'old', 1, 1)")));
+        QVERIFY(raw.exec(QStringLiteral("INSERT INTO messages (id, conversation_id, role, content, created_at) "
+                                        "VALUES (1, 1, 'user', 'hi', 1)")));
+        QVERIFY(raw.exec(QStringLiteral("INSERT INTO messages (id, conversation_id, parent_id, role, content, created_at, "
+                                        "completion_tokens) VALUES (2, 1, 1, 'assistant', 'hello there', 2, 3)")));
+    }
+    ConversationStore store;
+    STORE_VERIFY_OK(store.open(path));
+    QCOMPARE(queryValue(store, QStringLiteral("PRAGMA user_version")), QStringLiteral("2"));
+    auto reply = store.message(2);
+    STORE_VERIFY_OK(reply);
+    QCOMPARE(reply->content, QStringLiteral("hello there"));
+    QCOMPARE(reply->completionTokens, 3);
+    QCOMPARE(reply->stopReason, QString());
+    QCOMPARE(store.search(QStringLiteral("hello"))->size(), 1);  // the index came through
+    // And it can be continued like any finished reply.
+    STORE_VERIFY_OK(store.resumeReply(2));
+    STORE_VERIFY_OK(store.appendToStreamingReply(2, QStringLiteral(", friend")));
+    ReplyStats stats;
+    stats.stopReason = QStringLiteral("eos");
+    STORE_VERIFY_OK(store.finishReply(2, stats));
+    QCOMPARE(store.message(2)->content, QStringLiteral("hello there, friend"));
+    QCOMPARE(store.message(2)->stopReason, QStringLiteral("eos"));
 }
 
 void TestStoreSchema::refusesNewerFile() {
@@ -138,17 +175,18 @@ void TestStoreSchema::upgradesThroughExtraMigration() {
         STORE_VERIFY_OK(store.addMessage(*c, 0, m));
     }
     QList<schema::Migration> steps(schema::migrations().begin(), schema::migrations().end());
-    steps.append({2, "add a pinned flag", {QStringLiteral("ALTER TABLE conversations ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0"),
+    const int next = ConversationStore::latestSchemaVersion() + 1;
+    steps.append({next, "add a pinned flag", {QStringLiteral("ALTER TABLE conversations ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0"),
                                              QStringLiteral("CREATE INDEX conversations_pinned ON conversations(pinned)")}});
     {
         RawDb raw(path);
         QSqlDatabase db = raw.db();
         STORE_VERIFY_OK(schema::migrate(db, path, steps));
-        QCOMPARE(raw.value(QStringLiteral("PRAGMA user_version")), QStringLiteral("2"));
+        QCOMPARE(raw.value(QStringLiteral("PRAGMA user_version")), QString::number(next));
         QCOMPARE(raw.value(QStringLiteral("SELECT title || ':' || pinned FROM conversations")), QStringLiteral("from v1:0"));
         QCOMPARE(raw.value(QStringLiteral("SELECT content FROM messages")), QStringLiteral("hello from version one"));
     }
-    // This build knows only v1, so it refuses the v2 file rather than guess.
+    // This build does not know that version, so it refuses the file rather than guess.
     ConversationStore store;
     QCOMPARE(store.open(path).code(), StoreError::Code::Unsupported);
 }
@@ -161,14 +199,15 @@ void TestStoreSchema::failedMigrationRollsBack() {
         STORE_VERIFY_OK(store.open(path));
     }
     QList<schema::Migration> steps(schema::migrations().begin(), schema::migrations().end());
-    steps.append({2, "a broken migration", {QStringLiteral("CREATE TABLE half_done (x)"),
-                                              QStringLiteral("ALTER TABLE no_such_table ADD COLUMN y")}});
+    const int next = ConversationStore::latestSchemaVersion() + 1;
+    steps.append({next, "a broken migration", {QStringLiteral("CREATE TABLE half_done (x)"),
+                                                 QStringLiteral("ALTER TABLE no_such_table ADD COLUMN y")}});
     RawDb raw(path);
     QSqlDatabase db = raw.db();
     const StoreError err = schema::migrate(db, path, steps);
     QVERIFY(!err.isOk());
-    QVERIFY2(err.message().contains(QLatin1String("version 2")), qPrintable(err.message()));
-    QCOMPARE(raw.value(QStringLiteral("PRAGMA user_version")), QStringLiteral("1"));
+    QVERIFY2(err.message().contains(QStringLiteral("version %1").arg(next)), qPrintable(err.message()));
+    QCOMPARE(raw.value(QStringLiteral("PRAGMA user_version")), QString::number(next - 1));
     QCOMPARE(raw.value(QStringLiteral("SELECT count(*) FROM sqlite_master WHERE name = 'half_done'")), QStringLiteral("0"));
 }
 

@@ -21,6 +21,7 @@ private slots:
     void closeMidReplyInterrupts();
     void misuseIsAnError();
     void timerFlushesWhenTokensStop();
+    void continuesAReplyCutAtItsLimit();
 
 private:
     // What a second process reading the file would see right now.
@@ -157,6 +158,41 @@ void TestStoreStreaming::timerFlushesWhenTokensStop() {
     QCOMPARE(contentOnDisk(*r), QString());  // buffered, the interval has not passed
     QTRY_COMPARE_WITH_TIMEOUT(contentOnDisk(*r), QStringLiteral("last token"), 10000);
     store_->close();  // before the application object goes away
+}
+
+void TestStoreStreaming::continuesAReplyCutAtItsLimit() {
+    store_->setFlushIntervalMs(0);
+    auto r = store_->beginStreamingReply(conv_, user_, QStringLiteral("m"));
+    STORE_VERIFY_OK(store_->appendToStreamingReply(*r, QStringLiteral("Once upon a")));
+    ReplyStats cut{5, 3, 40.0, QStringLiteral("max_tokens")};
+    STORE_VERIFY_OK(store_->finishReply(*r, cut));
+    QCOMPARE(store_->message(*r)->stopReason, QStringLiteral("max_tokens"));
+    // Continue: the same message streams again, its text grows, and it ends anew.
+    STORE_VERIFY_OK(store_->resumeReply(*r));
+    QCOMPARE(store_->message(*r)->state, MessageState::Streaming);
+    QCOMPARE(store_->message(*r)->stopReason, QString());
+    STORE_VERIFY_OK(store_->appendToStreamingReply(*r, QStringLiteral(" time, a kestrel")));
+    STORE_VERIFY_OK(store_->finishReply(*r, ReplyStats{9, 7, 41.0, QStringLiteral("eos")}));
+    auto m = store_->message(*r);
+    QCOMPARE(m->content, QStringLiteral("Once upon a time, a kestrel"));
+    QCOMPARE(m->state, MessageState::Complete);
+    QCOMPARE(m->stopReason, QStringLiteral("eos"));
+    QCOMPARE(m->completionTokens, 7);
+    QCOMPARE(store_->activeBranch(conv_)->size(), 2);  // no new message
+    QCOMPARE(store_->search(QStringLiteral("kestrel"))->size(), 1);  // indexed again once finished
+    QString why;
+    QVERIFY2(databaseConsistent(*store_, &why), qPrintable(why));
+    // A stopped (interrupted) reply can be continued too; user messages, replies still
+    // being written and unknown ids cannot; an unknown stop reason is refused.
+    STORE_VERIFY_OK(store_->resumeReply(*r));
+    STORE_VERIFY_OK(store_->finishReply(*r, ReplyStats{-1, -1, 0.0, QStringLiteral("cancelled")}, MessageState::Interrupted));
+    STORE_VERIFY_OK(store_->resumeReply(*r));
+    QCOMPARE(store_->resumeReply(*r).code(), StoreError::Code::InvalidArgument);  // already streaming
+    QCOMPARE(store_->finishReply(*r, ReplyStats{-1, -1, 0.0, QStringLiteral("bored")}).code(),
+             StoreError::Code::InvalidArgument);
+    STORE_VERIFY_OK(store_->finishReply(*r, {}));
+    QCOMPARE(store_->resumeReply(user_).code(), StoreError::Code::InvalidArgument);
+    QCOMPARE(store_->resumeReply(98765).code(), StoreError::Code::NotFound);
 }
 
 QTEST_APPLESS_MAIN(TestStoreStreaming)

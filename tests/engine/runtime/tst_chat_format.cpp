@@ -77,6 +77,35 @@ private slots:
         QVERIFY2(p.status().message().find("roles must alternate") != std::string::npos, p.status().message().c_str());
     }
 
+    // "Continue" on a reply cut at its length limit: the prompt is the conversation with
+    // the reply left open, so it extends the turn's own prompt plus the reply's text.
+    void aCutReplyContinuesWhereItStopped() {
+        ChatFormatter f(*smol_);
+        const std::vector<ChatMessage> turn = {{"user", "Count to ten."}};
+        auto asked = f.format(turn);
+        ChatPromptOptions cont;
+        cont.continueFinalMessage = true;
+        auto more = f.format({turn[0], {"assistant", "1, 2, 3,"}}, cont);
+        QVERIFY2(more.isOk(), more.status().toString().c_str());
+        QCOMPARE(more->text, asked->text + "1, 2, 3,");  // no <|im_end|> after the reply
+        QVERIFY(comparePrompts(asked->tokens, more->tokens).extendsPrevious);
+        // Llama 3's template trims what it shows: a reply ending in a newline still continues,
+        // after its last non-blank character.
+        ChatFormatter llama(*smol_, readTemplate("llama3.jinja"));
+        auto trimmed = llama.format({turn[0], {"assistant", "Sure:\n1, 2\n"}}, cont);
+        QVERIFY2(trimmed.isOk(), trimmed.status().toString().c_str());
+        QVERIFY2(trimmed->text.size() >= 10 && trimmed->text.substr(trimmed->text.size() - 10) == "Sure:\n1, 2",
+                 trimmed->text.c_str());
+        // Nothing to continue, or a template that never shows the reply: clear errors.
+        QVERIFY(!f.format(turn, cont).isOk());
+        QVERIFY(!f.format({turn[0], {"assistant", ""}}, cont).isOk());
+        ChatFormatter hides(*smol_, "{% for m in messages %}{% if m.role == 'user' %}{{ m.content }}{% endif %}{% endfor %}");
+        auto hidden = hides.format({turn[0], {"assistant", "1, 2, 3,"}}, cont);
+        QVERIFY(!hidden.isOk());
+        QVERIFY2(hidden.status().message().find("cannot be continued") != std::string::npos,
+                 hidden.status().message().c_str());
+    }
+
     void deepSeekR1OpensReasoningInThePrompt() {
         ChatFormatter f(*smol_, readTemplate("deepseek-r1-distill.jinja"));
         QVERIFY2(!f.usesFallback(), f.warning().c_str());
