@@ -306,43 +306,53 @@
     <context>
         <name>MessageBubble</name>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="29" />
+            <location filename="../ui/MessageBubble.qml" line="32" />
             <source>You</source>
             <translation>You</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="29" />
+            <location filename="../ui/MessageBubble.qml" line="32" />
             <source>Assistant</source>
             <translation>Assistant</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="114" />
+            <location filename="../ui/MessageBubble.qml" line="117" />
             <source>The reply failed: %1</source>
             <translation>The reply failed: %1</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="55" />
-            <location filename="../ui/MessageBubble.qml" line="131" />
+            <location filename="../ui/MessageBubble.qml" line="58" />
+            <location filename="../ui/MessageBubble.qml" line="134" />
             <source>Copy</source>
             <translation>Copy</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="62" />
+            <location filename="../ui/MessageBubble.qml" line="65" />
             <source>Edit</source>
             <translation>Edit</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="138" />
+            <location filename="../ui/MessageBubble.qml" line="141" />
             <source>Regenerate</source>
             <translation>Regenerate</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="144" />
+            <location filename="../ui/MessageBubble.qml" line="150" />
+            <source>Continue</source>
+            <translation>Continue</translation>
+        </message>
+        <message>
+            <location filename="../ui/MessageBubble.qml" line="156" />
             <source>stopped</source>
             <translation>stopped</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="151" />
+            <location filename="../ui/MessageBubble.qml" line="156" />
+            <source>cut at the reply length limit</source>
+            <translation>cut at the reply length limit</translation>
+        </message>
+        <message>
+            <location filename="../ui/MessageBubble.qml" line="163" />
             <source>%1 tok/s</source>
             <translation>%1 tok/s</translation>
         </message>
@@ -781,27 +791,27 @@
             <translation>The model could not be loaded: %1</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="192" />
+            <location filename="../app/desktop/chat_controller.cpp" line="193" />
             <source>The model is still loading; wait a moment.</source>
             <translation>The model is still loading; wait a moment.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="193" />
+            <location filename="../app/desktop/chat_controller.cpp" line="194" />
             <source>No model is loaded. Open Settings (Ctrl+,) to choose one.</source>
             <translation>No model is loaded. Open Settings (Ctrl+,) to choose one.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="441" />
+            <location filename="../app/desktop/chat_controller.cpp" line="483" />
             <source>Unknown export format "%1".</source>
             <translation>Unknown export format "%1".</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="445" />
+            <location filename="../app/desktop/chat_controller.cpp" line="487" />
             <source>Open a conversation to export, or export all of them.</source>
             <translation>Open a conversation to export, or export all of them.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="476" />
+            <location filename="../app/desktop/chat_controller.cpp" line="518" />
             <source>Kestrel conversations</source>
             <translation>Kestrel conversations</translation>
         </message>
@@ -814,7 +824,7 @@
             <translation>No model is loaded. Open Settings (Ctrl+,) and choose a .gguf model file.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/engine_worker.cpp" line="172" />
+            <location filename="../app/desktop/engine_worker.cpp" line="174" />
             <source>The chat template failed: %1</source>
             <translation>The chat template failed: %1</translation>
         </message>

@@ -306,43 +306,53 @@
     <context>
         <name>MessageBubble</name>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="29" />
+            <location filename="../ui/MessageBubble.qml" line="32" />
             <source>You</source>
             <translation>你</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="29" />
+            <location filename="../ui/MessageBubble.qml" line="32" />
             <source>Assistant</source>
             <translation>助手</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="114" />
+            <location filename="../ui/MessageBubble.qml" line="117" />
             <source>The reply failed: %1</source>
             <translation>回复失败：%1</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="55" />
-            <location filename="../ui/MessageBubble.qml" line="131" />
+            <location filename="../ui/MessageBubble.qml" line="58" />
+            <location filename="../ui/MessageBubble.qml" line="134" />
             <source>Copy</source>
             <translation>复制</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="62" />
+            <location filename="../ui/MessageBubble.qml" line="65" />
             <source>Edit</source>
             <translation>编辑</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="138" />
+            <location filename="../ui/MessageBubble.qml" line="141" />
             <source>Regenerate</source>
             <translation>重新生成</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="144" />
+            <location filename="../ui/MessageBubble.qml" line="150" />
+            <source>Continue</source>
+            <translation>继续</translation>
+        </message>
+        <message>
+            <location filename="../ui/MessageBubble.qml" line="156" />
             <source>stopped</source>
             <translation>已停止</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="151" />
+            <location filename="../ui/MessageBubble.qml" line="156" />
+            <source>cut at the reply length limit</source>
+            <translation>已达回复长度上限，已截断</translation>
+        </message>
+        <message>
+            <location filename="../ui/MessageBubble.qml" line="163" />
             <source>%1 tok/s</source>
             <translation>%1 词元/秒</translation>
         </message>
@@ -781,27 +791,27 @@
             <translation>无法加载模型：%1</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="192" />
+            <location filename="../app/desktop/chat_controller.cpp" line="193" />
             <source>The model is still loading; wait a moment.</source>
             <translation>模型仍在加载，请稍候。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="193" />
+            <location filename="../app/desktop/chat_controller.cpp" line="194" />
             <source>No model is loaded. Open Settings (Ctrl+,) to choose one.</source>
             <translation>尚未加载模型。请打开设置 (Ctrl+,) 选择一个。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="441" />
+            <location filename="../app/desktop/chat_controller.cpp" line="483" />
             <source>Unknown export format "%1".</source>
             <translation>未知的导出格式“%1”。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="445" />
+            <location filename="../app/desktop/chat_controller.cpp" line="487" />
             <source>Open a conversation to export, or export all of them.</source>
             <translation>请打开一个要导出的对话，或导出所有对话。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="476" />
+            <location filename="../app/desktop/chat_controller.cpp" line="518" />
             <source>Kestrel conversations</source>
             <translation>Kestrel 对话</translation>
         </message>
@@ -814,7 +824,7 @@
             <translation>尚未加载模型。请打开设置 (Ctrl+,) 并选择一个 .gguf 模型文件。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/engine_worker.cpp" line="172" />
+            <location filename="../app/desktop/engine_worker.cpp" line="174" />
             <source>The chat template failed: %1</source>
             <translation>聊天模板出错：%1</translation>
         </message>

@@ -5,7 +5,8 @@ import Kestrel.Backend
 
 // One message. The user's sit in a bubble on the right and can be edited
 // (which starts a branch); the model's fill the column, with reasoning folded,
-// Markdown and code blocks, and actions (copy, regenerate) underneath.
+// Markdown and code blocks, and actions (copy, regenerate, continue a reply cut
+// at its length limit or stopped) underneath.
 Item {
     id: root
     required property string role
@@ -13,6 +14,8 @@ Item {
     required property string reasoning
     required property string state
     required property string error
+    required property string stopReason
+    required property bool continuable
     required property double tokensPerSecond
     required property int siblingIndex
     required property int siblingCount
@@ -139,9 +142,18 @@ Item {
                 enabled: !Chat.generating
                 onClicked: Chat.regenerate()
             }
+            IconButton {
+                objectName: "continueButton"
+                visible: root.isLast && root.continuable
+                size: 28
+                iconName: "continue"
+                tip: qsTr("Continue")
+                enabled: !Chat.generating
+                onClicked: Chat.continueReply()
+            }
             Text {
-                visible: !root.isUser && root.state === "interrupted"
-                text: qsTr("stopped")
+                visible: !root.isUser && (root.state === "interrupted" || root.stopReason === "max_tokens")
+                text: root.state === "interrupted" ? qsTr("stopped") : qsTr("cut at the reply length limit")
                 color: Theme.textFaint
                 font.pixelSize: Theme.fontSizeSmall
                 leftPadding: 6

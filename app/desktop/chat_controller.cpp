@@ -174,6 +174,7 @@ void ChatController::reloadMessages() {
                 item.state = store::stateName(m.state);
                 item.error = m.error;
                 item.tokensPerSecond = m.tokensPerSecond;
+                item.stopReason = m.stopReason;
                 if (auto s = store_->siblings(m.id)) {
                     item.siblingIndex = s->index;
                     item.siblingCount = s->count;
@@ -226,16 +227,46 @@ bool ChatController::startReply(qint64 parentId) {
     replyMessageId_ = reply.value();
     reloadMessages();
     conversations_->refresh();
+    requestReply(false);
+    return true;
+}
 
+bool ChatController::continueReply() {
+    if (generating() || modelState_ != QLatin1String("ready")) return false;
+    const auto& items = messages_->items();
+    if (items.isEmpty() || !items.back().continuable()) return false;
+    const qint64 id = items.back().id;
+    auto before = store_->message(id);
+    if (!before) {
+        fail(before.error().message());
+        return false;
+    }
+    if (const store::StoreError resumed = store_->resumeReply(id); !resumed) {
+        fail(resumed.message());
+        return false;
+    }
+    continued_ = before.value();
+    replyMessageId_ = id;
+    messages_->setState(id, QStringLiteral("streaming"));
+    messages_->setStopReason(id, {});
+    requestReply(true);
+    return true;
+}
+
+// Sends the branch up to the reply being written (replyMessageId_) to the engine;
+// `continuing`: that reply too, its text so far left open for the model to go on.
+void ChatController::requestReply(bool continuing) {
     GenerationRequest request;
     settings_->fillGenerationRequest(&request);
     request.conversationKey = QStringLiteral("conversation-%1").arg(conversationId_);
+    request.continueLast = continuing;
     const QString system = settings_->appliedSystemPrompt();
     if (!system.trimmed().isEmpty()) request.messages.append({QStringLiteral("system"), system, {}});
     for (const MessageItem& m : messages_->items()) {
-        if (m.id == replyMessageId_) break;
+        if (m.id == replyMessageId_ && !continuing) break;
         if (m.role == QLatin1String("user") || m.role == QLatin1String("assistant"))
             request.messages.append({m.role, m.content, m.reasoning});
+        if (m.id == replyMessageId_) break;
     }
     splitter_ = ThinkSplitter();
     replyTokens_ = 0;
@@ -244,7 +275,6 @@ bool ChatController::startReply(qint64 parentId) {
     emit generatingChanged();
     emit replyStarted(replyMessageId_);
     emit requestGenerate(activeRequest_, request);
-    return true;
 }
 
 void ChatController::stop() {
@@ -283,12 +313,14 @@ void ChatController::onFinished(quint64 requestId, const GenerationStats& stats)
     const bool cancelled = stats.stopReason == QLatin1String("cancelled");
     store::ReplyStats s;
     s.promptTokens = stats.promptTokens;
-    s.completionTokens = stats.completionTokens;
+    s.completionTokens = stats.completionTokens + (continued_ ? std::max(0, continued_->completionTokens) : 0);
     s.tokensPerSecond = stats.tokensPerSecond;
+    s.stopReason = store::isKnownStopReason(stats.stopReason) ? stats.stopReason : QString();
     const store::StoreError saved =
         store_->finishReply(replyMessageId_, s, cancelled ? store::MessageState::Interrupted : store::MessageState::Complete);
     if (!saved) fail(saved.message());
     messages_->setState(replyMessageId_, cancelled ? QStringLiteral("interrupted") : QStringLiteral("complete"));
+    messages_->setStopReason(replyMessageId_, s.stopReason);
     if (stats.tokensPerSecond > 0) {
         tokensPerSecond_ = stats.tokensPerSecond;
         messages_->setTokensPerSecond(replyMessageId_, stats.tokensPerSecond);
@@ -305,8 +337,17 @@ void ChatController::onFinished(quint64 requestId, const GenerationStats& stats)
 
 void ChatController::onFailed(quint64 requestId, const QString& message) {
     if (requestId != activeRequest_) return;
-    store_->failReply(replyMessageId_, message).isOk();
-    messages_->setState(replyMessageId_, QStringLiteral("error"), message);
+    if (continued_) {
+        // The reply was fine before; keep it as it was (with any text that came) and say why.
+        store::ReplyStats before{continued_->promptTokens, continued_->completionTokens, continued_->tokensPerSecond,
+                                 continued_->stopReason};
+        store_->finishReply(replyMessageId_, before, continued_->state).isOk();
+        messages_->setState(replyMessageId_, store::stateName(continued_->state));
+        messages_->setStopReason(replyMessageId_, continued_->stopReason);
+    } else {
+        store_->failReply(replyMessageId_, message).isOk();
+        messages_->setState(replyMessageId_, QStringLiteral("error"), message);
+    }
     const qint64 id = replyMessageId_;
     endReply();
     fail(message);
@@ -316,6 +357,7 @@ void ChatController::onFailed(quint64 requestId, const QString& message) {
 void ChatController::endReply() {
     activeRequest_ = 0;
     replyMessageId_ = 0;
+    continued_.reset();
     conversations_->refresh();
     emit generatingChanged();
 }

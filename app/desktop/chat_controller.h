@@ -13,6 +13,7 @@
 #pragma once
 
 #include "engine_types.h"
+#include "store_types.h"
 #include "text_segments.h"
 
 #include <QElapsedTimer>
@@ -23,6 +24,7 @@
 #include <QVariantMap>
 
 #include <memory>
+#include <optional>
 
 namespace kestrel::store {
 class ConversationStore;
@@ -83,6 +85,9 @@ public:
     Q_INVOKABLE bool send(const QString& text);
     Q_INVOKABLE void stop();
     Q_INVOKABLE bool regenerate();
+    // Goes on writing the last reply when it was cut at its length limit or stopped
+    // (MessageItem::continuable): the new text adds to the same message.
+    Q_INVOKABLE bool continueReply();
     Q_INVOKABLE bool editMessage(qint64 messageId, const QString& newText);
     Q_INVOKABLE bool switchBranch(qint64 messageId, int delta);
 
@@ -122,6 +127,7 @@ private:
     void fail(const QString& message);
     void reloadMessages();
     bool startReply(qint64 parentId);
+    void requestReply(bool continuing);
     void onModelLoaded(const ModelSummary& summary);
     void onLoadFailed(const QString& message, bool cancelled);
     void onReplyStarted(quint64 requestId, bool startsInReasoning);
@@ -148,6 +154,9 @@ private:
     quint64 nextRequest_ = 0;
     quint64 activeRequest_ = 0;
     qint64 replyMessageId_ = 0;
+    // A continued reply: what it had before (restored if the continuation fails), so
+    // that its token count adds up.
+    std::optional<store::Message> continued_;
     ThinkSplitter splitter_;
     QElapsedTimer replyClock_;
     int replyTokens_ = 0;

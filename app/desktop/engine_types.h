@@ -37,6 +37,9 @@ struct GenerationRequest {
     float repeatPenalty = 1.0f;
     quint64 seed = 0;
     int maxTokens = 512;
+    // The last message is an assistant reply to go on writing ("continue"): the prompt
+    // ends after its text, and the pieces that come add to it.
+    bool continueLast = false;
 };
 
 // What the UI shows about a loaded model (from kestrel::ModelInfo).

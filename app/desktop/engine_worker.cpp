@@ -167,7 +167,9 @@ void EngineWorker::generate(quint64 requestId, const GenerationRequest& request)
         messages.push_back(std::move(m));
     }
     enterConversation(request.conversationKey);
-    auto prompt = formatter_->format(messages);
+    ChatPromptOptions promptOptions;
+    promptOptions.continueFinalMessage = request.continueLast;
+    auto prompt = formatter_->format(messages, promptOptions);
     if (!prompt) {
         emit replyFailed(requestId, tr("The chat template failed: %1").arg(fromStd(prompt.status().message())));
         return;

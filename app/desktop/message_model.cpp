@@ -23,6 +23,8 @@ QVariant MessageModel::data(const QModelIndex& index, int role) const {
     case MessageIdRole: return m.id;
     case SegmentsRole: return splitMarkdownSegments(m.content);
     case ErrorRole: return m.error;
+    case StopReasonRole: return m.stopReason;
+    case ContinuableRole: return m.continuable();
     default: return {};
     }
 }
@@ -39,6 +41,8 @@ QHash<int, QByteArray> MessageModel::roleNames() const {
         {MessageIdRole, "messageId"},
         {SegmentsRole, "segments"},
         {ErrorRole, "error"},
+        {StopReasonRole, "stopReason"},
+        {ContinuableRole, "continuable"},
     };
 }
 
@@ -56,30 +60,36 @@ int MessageModel::rowOf(qint64 id) const {
     return -1;
 }
 
-void MessageModel::appendText(qint64 id, const QString& content, const QString& reasoning) {
+template <class Change>
+void MessageModel::update(qint64 id, const QList<int>& roles, Change&& change) {
     const int row = rowOf(id);
-    if (row < 0 || (content.isEmpty() && reasoning.isEmpty())) return;
-    items_[row].content += content;
-    items_[row].reasoning += reasoning;
+    if (row < 0) return;
+    change(items_[row]);
     const QModelIndex i = index(row);
-    emit dataChanged(i, i, {ContentRole, ReasoningRole, SegmentsRole});
+    emit dataChanged(i, i, roles);
+}
+
+void MessageModel::appendText(qint64 id, const QString& content, const QString& reasoning) {
+    if (content.isEmpty() && reasoning.isEmpty()) return;
+    update(id, {ContentRole, ReasoningRole, SegmentsRole, ContinuableRole}, [&](MessageItem& m) {
+        m.content += content;
+        m.reasoning += reasoning;
+    });
 }
 
 void MessageModel::setState(qint64 id, const QString& state, const QString& error) {
-    const int row = rowOf(id);
-    if (row < 0) return;
-    items_[row].state = state;
-    items_[row].error = error;
-    const QModelIndex i = index(row);
-    emit dataChanged(i, i, {StateRole, ErrorRole});
+    update(id, {StateRole, ErrorRole, ContinuableRole}, [&](MessageItem& m) {
+        m.state = state;
+        m.error = error;
+    });
 }
 
 void MessageModel::setTokensPerSecond(qint64 id, double tokensPerSecond) {
-    const int row = rowOf(id);
-    if (row < 0) return;
-    items_[row].tokensPerSecond = tokensPerSecond;
-    const QModelIndex i = index(row);
-    emit dataChanged(i, i, {TokensPerSecondRole});
+    update(id, {TokensPerSecondRole}, [&](MessageItem& m) { m.tokensPerSecond = tokensPerSecond; });
+}
+
+void MessageModel::setStopReason(qint64 id, const QString& stopReason) {
+    update(id, {StopReasonRole, ContinuableRole}, [&](MessageItem& m) { m.stopReason = stopReason; });
 }
 
 QVariantMap MessageModel::get(int row) const {

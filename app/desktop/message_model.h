@@ -23,6 +23,14 @@ struct MessageItem {
     double tokensPerSecond = 0;
     int siblingIndex = 0;
     int siblingCount = 1;
+    QString stopReason;  // why a reply stopped (store::Message::stopReason); empty when unknown
+
+    // A reply the model can go on writing: cut at its length limit or stopped by the
+    // user, with text to continue from.
+    bool continuable() const {
+        return role == QLatin1String("assistant") && !content.isEmpty() &&
+               (stopReason == QLatin1String("max_tokens") || state == QLatin1String("interrupted"));
+    }
 };
 
 class MessageModel : public QAbstractListModel {
@@ -40,6 +48,8 @@ public:
         MessageIdRole,
         SegmentsRole,  // the content split at fenced code blocks (text_segments.h)
         ErrorRole,
+        StopReasonRole,
+        ContinuableRole,  // MessageItem::continuable()
     };
     Q_ENUM(Role)
 
@@ -56,6 +66,7 @@ public:
     void appendText(qint64 id, const QString& content, const QString& reasoning);
     void setState(qint64 id, const QString& state, const QString& error = {});
     void setTokensPerSecond(qint64 id, double tokensPerSecond);
+    void setStopReason(qint64 id, const QString& stopReason);
 
     Q_INVOKABLE QVariantMap get(int row) const;
 
@@ -63,6 +74,10 @@ signals:
     void countChanged();
 
 private:
+    // Applies `change` to the row of `id` (if shown) and announces `roles` changed.
+    template <class Change>
+    void update(qint64 id, const QList<int>& roles, Change&& change);
+
     QList<MessageItem> items_;
 };
 

@@ -10,6 +10,7 @@
 #include "test_env.h"
 
 #include <QFile>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -139,6 +140,50 @@ private slots:
         QVERIFY(stored.isOk());
         QCOMPARE(stored->content, items()[3].content);
         QVERIFY(stored->completionTokens < 100);
+    }
+
+    // A reply cut at its length limit says so, and Continue adds to the same message:
+    // the engine sees the reply left open, so the text goes on rather than restarting.
+    void continueGoesOnWritingACutReply() {
+        if (!chat_) QSKIP("needs the model");
+        settings_->setProperty("maxTokens", 16);
+        settings_->setProperty("temperature", 0.0);  // greedy: the regenerate test left 1.2
+        QVERIFY(settings_->apply());
+        QVERIFY(chat_->send("List the numbers from 1 to 40, separated by commas."));
+        QVERIFY(waitReply());
+        const MessageItem cut = items().back();
+        QCOMPARE(cut.stopReason, QString("max_tokens"));
+        QVERIFY(cut.continuable());
+        QVERIFY(chat_->messageModel()->get(int(items().size()) - 1).value("continuable").toBool());
+        const int rows = int(items().size());
+        const int firstTokens = chat_->store()->message(cut.id)->completionTokens;
+        QCOMPARE(firstTokens, 16);
+        QSignalSpy ended(chat_.get(), &ChatController::replyEnded);
+        QVERIFY(chat_->continueReply());
+        QVERIFY(chat_->generating());
+        QCOMPARE(items().back().state, QString("streaming"));
+        QVERIFY(!chat_->continueReply());  // busy
+        QVERIFY(waitReply());
+        QCOMPARE(ended.size(), 1);
+        QCOMPARE(ended.at(0).at(0).toLongLong(), cut.id);
+        QCOMPARE(int(items().size()), rows);  // the same message grew
+        const MessageItem grown = items().back();
+        QVERIFY2(grown.content.startsWith(cut.content) && grown.content.size() > cut.content.size(),
+                 qPrintable(cut.content + " | " + grown.content));
+        // Greedy decoding goes on where it stopped instead of answering again from "1": the
+        // first number added follows the last number shown (SmolLM2: "1, 2, 3, 4, 5, 6" then
+        // ", 7, 8, 9, 10, 1").
+        const QString added = grown.content.mid(cut.content.size());
+        const QRegularExpression number(QStringLiteral("\\d+"));
+        QRegularExpressionMatchIterator shown = number.globalMatch(cut.content);
+        int last = -1;
+        while (shown.hasNext()) last = shown.next().captured().toInt();
+        const QRegularExpressionMatch next = number.match(added);
+        QVERIFY2(last > 0 && next.hasMatch() && next.captured().toInt() == last + 1, qPrintable(cut.content + " | " + added));
+        auto stored = chat_->store()->message(cut.id);
+        QCOMPARE(stored->content, grown.content);
+        QVERIFY2(stored->completionTokens > firstTokens, qPrintable(QString::number(stored->completionTokens)));
+        QCOMPARE(stored->stopReason, grown.stopReason);
     }
 
     void exportAndImport() {

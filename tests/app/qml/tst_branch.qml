@@ -2,6 +2,7 @@ import QtQuick
 import QtTest
 import Kestrel
 import Kestrel.Backend
+import "find_text.js" as Find
 
 // Editing a message starts a branch; "< 2/2 >" switches between versions.
 Item {
@@ -28,24 +29,14 @@ Item {
             compare(Chat.messages.get(0).siblingCount, 2)
             compare(Chat.messages.get(0).siblingIndex, 1)
             wait(50)
-            const switcherText = findText(view, "2/2")
+            const switcherText = Find.findText(view, "2/2")
             verify(switcherText, "the branch switcher shows 2/2")
             verify(Chat.switchBranch(Chat.messages.get(0).messageId, -1))
             compare(Chat.messages.get(0).content, "Name a colour.")
-            verify(findText(view, "1/2"))
+            verify(Find.findText(view, "1/2"))
             verify(Chat.regenerate())
             tryVerify(() => !Chat.generating, 60000)
             compare(Chat.messages.get(1).siblingCount, 2)
-        }
-
-        function findText(item, text) {
-            if (item.text === text && item.visible) return item
-            for (let i = 0; i < item.children.length; ++i) {
-                const found = findText(item.children[i], text)
-                if (found) return found
-            }
-            if (item.contentItem && item.contentItem !== item) return findText(item.contentItem, text)
-            return null
         }
     }
 }
