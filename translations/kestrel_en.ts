@@ -316,43 +316,49 @@
             <translation>Assistant</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="117" />
+            <location filename="../ui/MessageBubble.qml" line="118" />
             <source>The reply failed: %1</source>
             <translation>The reply failed: %1</translation>
         </message>
         <message>
             <location filename="../ui/MessageBubble.qml" line="58" />
-            <location filename="../ui/MessageBubble.qml" line="134" />
+            <location filename="../ui/MessageBubble.qml" line="135" />
             <source>Copy</source>
             <translation>Copy</translation>
         </message>
         <message>
             <location filename="../ui/MessageBubble.qml" line="65" />
+            <location filename="../ui/MessageBubble.qml" line="142" />
             <source>Edit</source>
             <translation>Edit</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="141" />
+            <location filename="../ui/MessageBubble.qml" line="150" />
             <source>Regenerate</source>
             <translation>Regenerate</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="150" />
+            <location filename="../ui/MessageBubble.qml" line="159" />
             <source>Continue</source>
             <translation>Continue</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="156" />
+            <location filename="../ui/MessageBubble.qml" line="166" />
             <source>stopped</source>
             <translation>stopped</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="156" />
+            <location filename="../ui/MessageBubble.qml" line="167" />
+            <source>edited</source>
+            <translation>edited</translation>
+        </message>
+        <message>
+            <location filename="../ui/MessageBubble.qml" line="168" />
             <source>cut at the reply length limit</source>
             <translation>cut at the reply length limit</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="163" />
+            <location filename="../ui/MessageBubble.qml" line="175" />
             <source>%1 tok/s</source>
             <translation>%1 tok/s</translation>
         </message>
@@ -360,24 +366,29 @@
     <context>
         <name>MessageEditor</name>
         <message>
-            <location filename="../ui/MessageEditor.qml" line="31" />
+            <location filename="../ui/MessageEditor.qml" line="34" />
             <source>Edit message</source>
             <translation>Edit message</translation>
         </message>
         <message>
-            <location filename="../ui/MessageEditor.qml" line="41" />
+            <location filename="../ui/MessageEditor.qml" line="44" />
             <source>The original stays as another branch.</source>
             <translation>The original stays as another branch.</translation>
         </message>
         <message>
-            <location filename="../ui/MessageEditor.qml" line="46" />
+            <location filename="../ui/MessageEditor.qml" line="49" />
             <source>Cancel</source>
             <translation>Cancel</translation>
         </message>
         <message>
-            <location filename="../ui/MessageEditor.qml" line="48" />
+            <location filename="../ui/MessageEditor.qml" line="51" />
             <source>Send</source>
             <translation>Send</translation>
+        </message>
+        <message>
+            <location filename="../ui/MessageEditor.qml" line="51" />
+            <source>Save</source>
+            <translation>Save</translation>
         </message>
     </context>
     <context>
@@ -801,17 +812,17 @@
             <translation>No model is loaded. Open Settings (Ctrl+,) to choose one.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="483" />
+            <location filename="../app/desktop/chat_controller.cpp" line="492" />
             <source>Unknown export format "%1".</source>
             <translation>Unknown export format "%1".</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="487" />
+            <location filename="../app/desktop/chat_controller.cpp" line="496" />
             <source>Open a conversation to export, or export all of them.</source>
             <translation>Open a conversation to export, or export all of them.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="518" />
+            <location filename="../app/desktop/chat_controller.cpp" line="527" />
             <source>Kestrel conversations</source>
             <translation>Kestrel conversations</translation>
         </message>

@@ -316,43 +316,49 @@
             <translation>助手</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="117" />
+            <location filename="../ui/MessageBubble.qml" line="118" />
             <source>The reply failed: %1</source>
             <translation>回复失败：%1</translation>
         </message>
         <message>
             <location filename="../ui/MessageBubble.qml" line="58" />
-            <location filename="../ui/MessageBubble.qml" line="134" />
+            <location filename="../ui/MessageBubble.qml" line="135" />
             <source>Copy</source>
             <translation>复制</translation>
         </message>
         <message>
             <location filename="../ui/MessageBubble.qml" line="65" />
+            <location filename="../ui/MessageBubble.qml" line="142" />
             <source>Edit</source>
             <translation>编辑</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="141" />
+            <location filename="../ui/MessageBubble.qml" line="150" />
             <source>Regenerate</source>
             <translation>重新生成</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="150" />
+            <location filename="../ui/MessageBubble.qml" line="159" />
             <source>Continue</source>
             <translation>继续</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="156" />
+            <location filename="../ui/MessageBubble.qml" line="166" />
             <source>stopped</source>
             <translation>已停止</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="156" />
+            <location filename="../ui/MessageBubble.qml" line="167" />
+            <source>edited</source>
+            <translation>已编辑</translation>
+        </message>
+        <message>
+            <location filename="../ui/MessageBubble.qml" line="168" />
             <source>cut at the reply length limit</source>
             <translation>已达回复长度上限，已截断</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="163" />
+            <location filename="../ui/MessageBubble.qml" line="175" />
             <source>%1 tok/s</source>
             <translation>%1 词元/秒</translation>
         </message>
@@ -360,24 +366,29 @@
     <context>
         <name>MessageEditor</name>
         <message>
-            <location filename="../ui/MessageEditor.qml" line="31" />
+            <location filename="../ui/MessageEditor.qml" line="34" />
             <source>Edit message</source>
             <translation>编辑消息</translation>
         </message>
         <message>
-            <location filename="../ui/MessageEditor.qml" line="41" />
+            <location filename="../ui/MessageEditor.qml" line="44" />
             <source>The original stays as another branch.</source>
             <translation>原消息会作为另一个分支保留。</translation>
         </message>
         <message>
-            <location filename="../ui/MessageEditor.qml" line="46" />
+            <location filename="../ui/MessageEditor.qml" line="49" />
             <source>Cancel</source>
             <translation>取消</translation>
         </message>
         <message>
-            <location filename="../ui/MessageEditor.qml" line="48" />
+            <location filename="../ui/MessageEditor.qml" line="51" />
             <source>Send</source>
             <translation>发送</translation>
+        </message>
+        <message>
+            <location filename="../ui/MessageEditor.qml" line="51" />
+            <source>Save</source>
+            <translation>保存</translation>
         </message>
     </context>
     <context>
@@ -801,17 +812,17 @@
             <translation>尚未加载模型。请打开设置 (Ctrl+,) 选择一个。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="483" />
+            <location filename="../app/desktop/chat_controller.cpp" line="492" />
             <source>Unknown export format "%1".</source>
             <translation>未知的导出格式“%1”。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="487" />
+            <location filename="../app/desktop/chat_controller.cpp" line="496" />
             <source>Open a conversation to export, or export all of them.</source>
             <translation>请打开一个要导出的对话，或导出所有对话。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="518" />
+            <location filename="../app/desktop/chat_controller.cpp" line="527" />
             <source>Kestrel conversations</source>
             <translation>Kestrel 对话</translation>
         </message>

@@ -3,10 +3,10 @@ import QtQuick.Controls
 import QtQuick.Layouts
 import Kestrel.Backend
 
-// One message. The user's sit in a bubble on the right and can be edited
-// (which starts a branch); the model's fill the column, with reasoning folded,
-// Markdown and code blocks, and actions (copy, regenerate, continue a reply cut
-// at its length limit or stopped) underneath.
+// One message. The user's sit in a bubble on the right; the model's fill the
+// column, with reasoning folded, Markdown and code blocks, and actions (copy,
+// edit, regenerate, continue a reply cut at its length limit, stopped or edited)
+// underneath. Editing either starts a branch.
 Item {
     id: root
     required property string role
@@ -91,6 +91,7 @@ Item {
         MessageEditor {
             visible: root.editing
             Layout.fillWidth: true
+            sends: root.isUser
             initialText: root.content
             onSaved: (text) => { root.editing = false; Chat.editMessage(root.messageId, text) }
             onCancelled: root.editing = false
@@ -104,7 +105,7 @@ Item {
             streaming: root.streaming && root.content.length === 0
         }
         MarkdownBody {
-            visible: !root.isUser
+            visible: !root.isUser && !root.editing
             Layout.fillWidth: true
             segments: root.segments
             streaming: root.streaming
@@ -121,7 +122,7 @@ Item {
         RowLayout {
             spacing: 2
             opacity: hover.hovered || root.isLast || root.siblingCount > 1 || root.activeFocus ? 1 : 0
-            visible: !root.isUser && !root.streaming
+            visible: !root.isUser && !root.streaming && !root.editing
             BranchSwitcher {
                 visible: root.siblingCount > 1
                 index: root.siblingIndex
@@ -133,6 +134,14 @@ Item {
                 iconName: "copy"
                 tip: qsTr("Copy")
                 onClicked: Chat.copyText(root.content)
+            }
+            IconButton {
+                objectName: "editReplyButton"
+                size: 28
+                iconName: "edit"
+                tip: qsTr("Edit")
+                enabled: !Chat.generating
+                onClicked: root.editing = true
             }
             IconButton {
                 visible: root.isLast
@@ -152,8 +161,11 @@ Item {
                 onClicked: Chat.continueReply()
             }
             Text {
-                visible: !root.isUser && (root.state === "interrupted" || root.stopReason === "max_tokens")
-                text: root.state === "interrupted" ? qsTr("stopped") : qsTr("cut at the reply length limit")
+                visible: !root.isUser && (root.state === "interrupted" || root.stopReason === "max_tokens" ||
+                                          root.stopReason === "edited")
+                text: root.state === "interrupted" ? qsTr("stopped")
+                    : root.stopReason === "edited" ? qsTr("edited")
+                    : qsTr("cut at the reply length limit")
                 color: Theme.textFaint
                 font.pixelSize: Theme.fontSizeSmall
                 leftPadding: 6

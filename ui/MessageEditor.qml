@@ -2,10 +2,12 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 
-// Editing a sent message: saving sends the new text as a new branch.
+// Editing a message as a new branch: a sent message is sent again with its new
+// text; a reply is saved as the user wrote it (then continued, or not).
 Rectangle {
     id: root
     property string initialText
+    property bool sends: true
     signal saved(string text)
     signal cancelled()
 
@@ -22,6 +24,7 @@ Rectangle {
         anchors.margins: 10
         TextArea {
             id: area
+            objectName: "messageEditorArea"
             Layout.fillWidth: true
             wrapMode: TextArea.Wrap
             color: Theme.text
@@ -45,7 +48,7 @@ Rectangle {
             }
             AccentButton { text: qsTr("Cancel"); onClicked: root.cancelled() }
             AccentButton {
-                text: qsTr("Send")
+                text: root.sends ? qsTr("Send") : qsTr("Save")
                 primary: true
                 enabled: area.text.trim().length > 0
                 onClicked: root.saved(area.text)

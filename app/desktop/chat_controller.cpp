@@ -373,18 +373,27 @@ bool ChatController::regenerate() {
 }
 
 bool ChatController::editMessage(qint64 messageId, const QString& newText) {
-    if (generating() || modelState_ != QLatin1String("ready") || newText.trimmed().isEmpty()) return false;
+    if (generating() || newText.trimmed().isEmpty()) return false;
     auto original = store_->message(messageId);
-    if (!original || original->role != store::MessageRole::User) return false;
+    if (!original || original->conversationId != conversationId_) return false;
+    const bool reply = original->role == store::MessageRole::Assistant;
+    if (!reply && (original->role != store::MessageRole::User || modelState_ != QLatin1String("ready"))) return false;
     store::NewMessage message;
-    message.role = store::MessageRole::User;
+    message.role = original->role;
     message.content = newText.trimmed();
+    if (reply) {
+        message.model = original->model;
+        message.stopReason = QStringLiteral("edited");
+    }
     auto added = store_->addMessage(conversationId_, original->parentId, message);
     if (!added) {
         fail(added.error().message());
         return false;
     }
-    return startReply(added.value());
+    if (!reply) return startReply(added.value());
+    reloadMessages();
+    conversations_->refresh();
+    return true;
 }
 
 bool ChatController::switchBranch(qint64 messageId, int delta) {

@@ -88,6 +88,8 @@ public:
     // Goes on writing the last reply when it was cut at its length limit or stopped
     // (MessageItem::continuable): the new text adds to the same message.
     Q_INVOKABLE bool continueReply();
+    // A user message: its new text as a sibling, answered anew. A reply: the user's text
+    // as a sibling reply (stop reason "edited", continuable), nothing generated.
     Q_INVOKABLE bool editMessage(qint64 messageId, const QString& newText);
     Q_INVOKABLE bool switchBranch(qint64 messageId, int delta);
 

@@ -25,11 +25,12 @@ struct MessageItem {
     int siblingCount = 1;
     QString stopReason;  // why a reply stopped (store::Message::stopReason); empty when unknown
 
-    // A reply the model can go on writing: cut at its length limit or stopped by the
-    // user, with text to continue from.
+    // A reply the model can go on writing: cut at its length limit, stopped by the user
+    // or rewritten by them, with text to continue from.
     bool continuable() const {
         return role == QLatin1String("assistant") && !content.isEmpty() &&
-               (stopReason == QLatin1String("max_tokens") || state == QLatin1String("interrupted"));
+               (stopReason == QLatin1String("max_tokens") || stopReason == QLatin1String("edited") ||
+                state == QLatin1String("interrupted"));
     }
 };
 

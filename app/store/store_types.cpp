@@ -58,7 +58,7 @@ bool stateFromName(const QString& name, MessageState* out) {
 }
 
 bool isKnownStopReason(const QString& reason) {
-    static const char* const kReasons[] = {"", "eos", "max_tokens", "stop_string", "context_full", "cancelled"};
+    static const char* const kReasons[] = {"", "eos", "max_tokens", "stop_string", "context_full", "cancelled", "edited"};
     for (const char* r : kReasons)
         if (reason == QLatin1String(r)) return true;
     return false;

@@ -57,7 +57,8 @@ struct Message {
     MessageState state = MessageState::Complete;
     QString error;  // set when state == Error
     // Why a reply stopped, as the engine says it ("eos", "max_tokens", "stop_string",
-    // "context_full", "cancelled"); empty when unknown (older files, user messages).
+    // "context_full", "cancelled"), or "edited" for a reply the user rewrote; empty when
+    // unknown (older files, user messages).
     QString stopReason;
 };
 

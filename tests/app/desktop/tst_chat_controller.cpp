@@ -186,6 +186,33 @@ private slots:
         QCOMPARE(stored->stopReason, grown.stopReason);
     }
 
+    // Rewriting a reply keeps the model's as another branch, generates nothing, and the
+    // rewritten reply can be continued: the model goes on from the user's words.
+    void editingAReplyMakesABranchToContinue() {
+        if (!chat_) QSKIP("needs the model");
+        const MessageItem old = items().back();
+        QCOMPARE(old.role, QString("assistant"));
+        const int rows = int(items().size());
+        QVERIFY(!chat_->editMessage(old.id, "   "));  // nothing to keep
+        QVERIFY(chat_->editMessage(old.id, "Here they are in words: one, two, three,"));
+        QVERIFY(!chat_->generating());  // a rewritten reply is not answered
+        QCOMPARE(int(items().size()), rows);
+        const MessageItem edited = items().back();
+        QVERIFY(edited.id != old.id);
+        QCOMPARE(edited.content, QString("Here they are in words: one, two, three,"));
+        QCOMPARE(edited.stopReason, QString("edited"));
+        QCOMPARE(edited.siblingCount, old.siblingCount + 1);
+        QVERIFY(edited.continuable());
+        QCOMPARE(chat_->store()->message(edited.id)->stopReason, QString("edited"));
+        QVERIFY(chat_->continueReply());
+        QVERIFY(waitReply());
+        QVERIFY2(items().back().content.startsWith(edited.content) && items().back().content.size() > edited.content.size(),
+                 qPrintable(items().back().content));
+        // The model's own reply is still there, one branch back.
+        QVERIFY(chat_->switchBranch(items().back().id, -1));
+        QCOMPARE(items().back().content, old.content);
+    }
+
     void exportAndImport() {
         if (!chat_) QSKIP("needs the model");
         const QString md = dir_.filePath("out.md"), json = dir_.filePath("out.json");

@@ -1,12 +1,22 @@
 .pragma library
-// The visible item under `item` whose text is `text` (a label, or a button's
-// text, which IconButton sets to its tooltip), or null. Shared by the view tests.
+// Finding items in the view tests. findText: the visible item under `item` whose
+// text is `text` (a label, or a button's text, which IconButton sets to its
+// tooltip), or null.
 function findText(item, text) {
-    if (item.text === text && item.visible) return item
+    return findVisible(item, (it) => it.text === text)
+}
+
+// The visible item under `item` whose objectName is `name`, or null.
+function findNamed(item, name) {
+    return findVisible(item, (it) => it.objectName === name)
+}
+
+function findVisible(item, matches) {
+    if (matches(item) && item.visible) return item
     for (let i = 0; i < item.children.length; ++i) {
-        const found = findText(item.children[i], text)
+        const found = findVisible(item.children[i], matches)
         if (found) return found
     }
-    if (item.contentItem && item.contentItem !== item) return findText(item.contentItem, text)
+    if (item.contentItem && item.contentItem !== item) return findVisible(item.contentItem, matches)
     return null
 }

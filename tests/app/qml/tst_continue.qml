@@ -5,7 +5,7 @@ import Kestrel.Backend
 import "find_text.js" as Find
 
 // A reply cut at its length limit says so under it, and its Continue button goes
-// on writing the same message.
+// on writing the same message; a reply the user rewrites can be continued too.
 Item {
     width: 900; height: 640
     ChatView { id: view; anchors.fill: parent }
@@ -41,6 +41,36 @@ Item {
             compare(Chat.messages.count, 2)
             const after = Chat.messages.get(1).content
             verify(after.length > before.length && after.startsWith(before), before + " | " + after)
+        }
+
+        // A reply rewritten by the user is saved (not sent), marked, and can be continued.
+        function test_editReplyThenContinue() {
+            Chat.newConversation()
+            verify(Chat.send("Name three colours."))
+            tryVerify(() => !Chat.generating, 60000)
+            wait(50)
+            const edit = Find.findNamed(view, "editReplyButton")
+            verify(edit, "an Edit button under the reply")
+            mouseClick(edit)
+            const area = Find.findNamed(view, "messageEditorArea")
+            verify(area, "the reply opens in the editor")
+            const mine = "My three colours are: red,"
+            area.text = mine
+            const save = Find.findText(view, "Save")
+            verify(save, "a reply is saved, not sent")
+            mouseClick(save)
+            verify(!Chat.generating)
+            compare(Chat.messages.get(1).content, mine)
+            compare(Chat.messages.get(1).stopReason, "edited")
+            compare(Chat.messages.get(1).siblingCount, 2)
+            wait(50)
+            verify(Find.findText(view, "edited"), "the reply is marked as edited")
+            const button = Find.findText(view, "Continue")
+            verify(button, "an edited reply can be continued")
+            mouseClick(button)
+            tryVerify(() => !Chat.generating, 60000)
+            const after = Chat.messages.get(1).content
+            verify(after.length > mine.length && after.startsWith(mine), after)
         }
     }
 }
