@@ -354,11 +354,16 @@
         </message>
         <message>
             <location filename="../ui/MessageBubble.qml" line="168" />
+            <source>the conversation filled the model's context</source>
+            <translation>the conversation filled the model's context</translation>
+        </message>
+        <message>
+            <location filename="../ui/MessageBubble.qml" line="169" />
             <source>cut at the reply length limit</source>
             <translation>cut at the reply length limit</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="175" />
+            <location filename="../ui/MessageBubble.qml" line="176" />
             <source>%1 tok/s</source>
             <translation>%1 tok/s</translation>
         </message>

@@ -354,11 +354,16 @@
         </message>
         <message>
             <location filename="../ui/MessageBubble.qml" line="168" />
+            <source>the conversation filled the model's context</source>
+            <translation>对话已占满模型的上下文</translation>
+        </message>
+        <message>
+            <location filename="../ui/MessageBubble.qml" line="169" />
             <source>cut at the reply length limit</source>
             <translation>已达回复长度上限，已截断</translation>
         </message>
         <message>
-            <location filename="../ui/MessageBubble.qml" line="175" />
+            <location filename="../ui/MessageBubble.qml" line="176" />
             <source>%1 tok/s</source>
             <translation>%1 词元/秒</translation>
         </message>

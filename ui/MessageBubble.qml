@@ -162,9 +162,10 @@ Item {
             }
             Text {
                 visible: !root.isUser && (root.state === "interrupted" || root.stopReason === "max_tokens" ||
-                                          root.stopReason === "edited")
+                                          root.stopReason === "edited" || root.stopReason === "context_full")
                 text: root.state === "interrupted" ? qsTr("stopped")
                     : root.stopReason === "edited" ? qsTr("edited")
+                    : root.stopReason === "context_full" ? qsTr("the conversation filled the model's context")
                     : qsTr("cut at the reply length limit")
                 color: Theme.textFaint
                 font.pixelSize: Theme.fontSizeSmall

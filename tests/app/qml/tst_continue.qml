@@ -17,6 +17,8 @@ Item {
         function initTestCase() {
             if (!modelAvailable) skip("SmolLM2 missing; run scripts/fetch-models.sh")
             tryVerify(() => Chat.modelState === "ready", 60000)
+        }
+        function init() {
             AppSettings.maxTokens = 8
             verify(AppSettings.apply())
         }
@@ -41,6 +43,23 @@ Item {
             compare(Chat.messages.count, 2)
             const after = Chat.messages.get(1).content
             verify(after.length > before.length && after.startsWith(before), before + " | " + after)
+        }
+
+        // A reply that fills the context (1024 tokens here) says so, and offers no Continue.
+        function test_contextFullIsSaid() {
+            AppSettings.maxTokens = -1  // no limit but the context
+            verify(AppSettings.apply())
+            Chat.newConversation()
+            // ~900 one-token words leave the reply ~80 tokens of the 1024 (SmolLM2 stops a
+            // short count by itself, so the prompt fills most of the context).
+            const filler = Array(900).fill("falcon").join(" ")
+            verify(Chat.send(filler + "\n\nNow count from 1 to 100, one number per line."))
+            tryVerify(() => !Chat.generating, 120000)
+            compare(Chat.messages.get(1).stopReason, "context_full")
+            verify(!Chat.messages.get(1).continuable)
+            wait(50)
+            verify(Find.findText(view, "the conversation filled the model's context"))
+            verify(!Find.findText(view, "Continue"), "nothing to continue into")
         }
 
         // A reply rewritten by the user is saved (not sent), marked, and can be continued.
