@@ -56,6 +56,13 @@ struct ConversationStore::Impl {
     StoreError touch(ConversationId id) const;
     // Writes every pending piece in one transaction.
     StoreError flush();
+    // Starts buffering reply `id` (begun or resumed). The flush interval counts from
+    // the start of a reply, so its first token is not written on its own just because
+    // the last flush was long ago.
+    void trackStreaming(MessageId id) {
+        if (streaming.isEmpty()) sinceFlush.restart();
+        streaming.insert(id, PendingReply{});
+    }
     void armFlushTimer();
 };
 

@@ -75,10 +75,7 @@ StoreResult<MessageId> ConversationStore::beginStreamingReply(ConversationId con
                                   {model, conversationId}, doing));
     }
     KESTREL_STORE_TRY(tx.commit(doing));
-    // The interval counts from the start of a reply, so its first token is
-    // not written on its own just because the last flush was long ago.
-    if (d_->streaming.isEmpty()) d_->sinceFlush.restart();
-    d_->streaming.insert(*id, PendingReply{});
+    d_->trackStreaming(*id);
     return *id;
 }
 
@@ -100,8 +97,7 @@ StoreError ConversationStore::resumeReply(MessageId id) {
     KESTREL_STORE_TRY(d_->run(q, QStringLiteral("UPDATE messages SET state = 'streaming', stop_reason = '' WHERE id = ?"),
                               {id}, doing));
     KESTREL_STORE_TRY(tx.commit(doing));
-    if (d_->streaming.isEmpty()) d_->sinceFlush.restart();
-    d_->streaming.insert(id, PendingReply{});
+    d_->trackStreaming(id);
     return d_->touch(conversationId);
 }
 

@@ -5,6 +5,7 @@
 #include "model_impl.h"
 #include "template/chat_template.h"
 #include "template/json_value.h"
+#include "template/string_ops.h"
 
 #include <algorithm>
 
@@ -182,12 +183,11 @@ std::vector<TokenId> ChatFormatter::tokenize(const std::string& renderedText) co
 namespace {
 
 // Where the final message's text ends in `rendered`: templates often trim what
-// they show (Llama 3's `| trim`), so the trimmed text is looked for too.
+// they show (Llama 3's `| trim`), so the text as that filter trims it is looked for too.
 size_t finalMessageEnd(const std::string& rendered, const std::string& content) {
     if (const size_t at = rendered.rfind(content); at != std::string::npos) return at + content.size();
-    const size_t first = content.find_first_not_of(" \t\r\n"), last = content.find_last_not_of(" \t\r\n");
-    if (first == std::string::npos) return std::string::npos;
-    const std::string trimmed = content.substr(first, last - first + 1);
+    const std::string trimmed = jinja::stripString(content, jinja::Value::none(), true, true);
+    if (trimmed.empty()) return std::string::npos;
     const size_t at = rendered.rfind(trimmed);
     return at == std::string::npos ? at : at + trimmed.size();
 }
@@ -227,7 +227,6 @@ std::vector<TokenId> buildChatPrompt(const Model& model, const std::vector<ChatM
     if (!prompt) prompt = ChatFormatter(model, builtInFor(model).source).format(messages, options);
     return prompt ? std::move(prompt->tokens) : std::vector<TokenId>();
 }
-
 
 PromptReuse comparePrompts(std::span<const TokenId> previous, std::span<const TokenId> next) {
     PromptReuse r;
