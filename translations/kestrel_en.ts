@@ -485,103 +485,123 @@
     <context>
         <name>ModelSettings</name>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="10" />
+            <location filename="../ui/ModelSettings.qml" line="11" />
             <source>Model</source>
             <translation>Model</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="14" />
+            <location filename="../ui/ModelSettings.qml" line="15" />
             <source>Model file</source>
             <translation>Model file</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="23" />
+            <location filename="../ui/ModelSettings.qml" line="24" />
             <source>/path/to/model.gguf</source>
             <translation>/path/to/model.gguf</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="28" />
-            <location filename="../ui/ModelSettings.qml" line="50" />
+            <location filename="../ui/ModelSettings.qml" line="29" />
+            <location filename="../ui/ModelSettings.qml" line="51" />
             <source>Browse…</source>
             <translation>Browse…</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="37" />
+            <location filename="../ui/ModelSettings.qml" line="38" />
             <source>Draft model (optional)</source>
             <translation>Draft model (optional)</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="38" />
-            <source>A small model of the same family speeds up replies by speculative decoding.</source>
-            <translation>A small model of the same family speeds up replies by speculative decoding.</translation>
+            <location filename="../ui/ModelSettings.qml" line="39" />
+            <source>Not used yet: a small model of the same family will guess tokens for the model to check.</source>
+            <translation>Not used yet: a small model of the same family will guess tokens for the model to check.</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="45" />
+            <location filename="../ui/ModelSettings.qml" line="46" />
             <source>None</source>
             <translation>None</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="62" />
+            <location filename="../ui/ModelSettings.qml" line="63" />
             <source>Device</source>
             <translation>Device</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="66" />
+            <location filename="../ui/ModelSettings.qml" line="67" />
             <source>CPU</source>
             <translation>CPU</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="67" />
+            <location filename="../ui/ModelSettings.qml" line="68" />
             <source>One CUDA GPU</source>
             <translation>One CUDA GPU</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="68" />
+            <location filename="../ui/ModelSettings.qml" line="69" />
             <source>Split across GPUs</source>
             <translation>Split across GPUs</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="74" />
+            <location filename="../ui/ModelSettings.qml" line="75" />
             <source>Context length</source>
             <translation>Context length</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="75" />
+            <location filename="../ui/ModelSettings.qml" line="76" />
             <source>Tokens; 0 uses the trained context (at most 4096).</source>
             <translation>Tokens; 0 uses the trained context (at most 4096).</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="87" />
+            <location filename="../ui/ModelSettings.qml" line="88" />
             <source>KV cache</source>
             <translation>KV cache</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="88" />
+            <location filename="../ui/ModelSettings.qml" line="89" />
             <source>8-bit holds 1.8x the context in the same memory and speeds up long chats on the CPU, a little less exactly. CPU only: GPUs keep 16-bit.</source>
             <translation>8-bit holds 1.8x the context in the same memory and speeds up long chats on the CPU, a little less exactly. CPU only: GPUs keep 16-bit.</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="93" />
+            <location filename="../ui/ModelSettings.qml" line="94" />
             <source>16-bit (exact to 1/2048)</source>
             <translation>16-bit (exact to 1/2048)</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="94" />
+            <location filename="../ui/ModelSettings.qml" line="95" />
             <source>8-bit</source>
             <translation>8-bit</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="103" />
+            <location filename="../ui/ModelSettings.qml" line="101" />
+            <source>Speculative decoding</source>
+            <translation>Speculative decoding</translation>
+        </message>
+        <message>
+            <location filename="../ui/ModelSettings.qml" line="102" />
+            <source>Guesses the next words from earlier text in the chat and checks them in one step: the same replies, faster when they repeat what came before (code, rewrites, lists).</source>
+            <translation>Guesses the next words from earlier text in the chat and checks them in one step: the same replies, faster when they repeat what came before (code, rewrites, lists).</translation>
+        </message>
+        <message>
+            <location filename="../ui/ModelSettings.qml" line="107" />
+            <source>From the conversation</source>
+            <translation>From the conversation</translation>
+        </message>
+        <message>
+            <location filename="../ui/ModelSettings.qml" line="108" />
+            <source>Off</source>
+            <translation>Off</translation>
+        </message>
+        <message>
+            <location filename="../ui/ModelSettings.qml" line="116" />
             <source>Choose a model file</source>
             <translation>Choose a model file</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="104" />
+            <location filename="../ui/ModelSettings.qml" line="117" />
             <source>GGUF models (*.gguf)</source>
             <translation>GGUF models (*.gguf)</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="104" />
+            <location filename="../ui/ModelSettings.qml" line="117" />
             <source>All files (*)</source>
             <translation>All files (*)</translation>
         </message>
@@ -848,102 +868,107 @@
     <context>
         <name>kestrel::desktop::SettingsModel</name>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="125" />
+            <location filename="../app/desktop/settings_model.cpp" line="126" />
             <source>Choose a model file (.gguf).</source>
             <translation>Choose a model file (.gguf).</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="127" />
+            <location filename="../app/desktop/settings_model.cpp" line="128" />
             <source>%1 does not exist or is not a file.</source>
             <translation>%1 does not exist or is not a file.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="129" />
+            <location filename="../app/desktop/settings_model.cpp" line="130" />
             <source>%1 cannot be read; check its permissions.</source>
             <translation>%1 cannot be read; check its permissions.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="131" />
+            <location filename="../app/desktop/settings_model.cpp" line="132" />
             <source>Kestrel reads GGUF models; this file does not end in .gguf.</source>
             <translation>Kestrel reads GGUF models; this file does not end in .gguf.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="133" />
+            <location filename="../app/desktop/settings_model.cpp" line="134" />
             <source>The draft model %1 does not exist.</source>
             <translation>The draft model %1 does not exist.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="135" />
+            <location filename="../app/desktop/settings_model.cpp" line="136" />
             <source>Choose CPU, one CUDA GPU or several GPUs.</source>
             <translation>Choose CPU, one CUDA GPU or several GPUs.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="137" />
+            <location filename="../app/desktop/settings_model.cpp" line="138" />
             <source>Choose 16-bit or 8-bit.</source>
             <translation>Choose 16-bit or 8-bit.</translation>
         </message>
         <message>
             <location filename="../app/desktop/settings_model.cpp" line="140" />
+            <source>Choose from the conversation, or off.</source>
+            <translation>Choose from the conversation, or off.</translation>
+        </message>
+        <message>
+            <location filename="../app/desktop/settings_model.cpp" line="143" />
             <source>Use 0 for the model's default, or a positive number of tokens.</source>
             <translation>Use 0 for the model's default, or a positive number of tokens.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="142" />
+            <location filename="../app/desktop/settings_model.cpp" line="145" />
             <source>At least 256 tokens are needed for a conversation.</source>
             <translation>At least 256 tokens are needed for a conversation.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="145" />
+            <location filename="../app/desktop/settings_model.cpp" line="148" />
             <source>The model was trained on %1 tokens; a longer context produces garbage. Use %1 or less.</source>
             <translation>The model was trained on %1 tokens; a longer context produces garbage. Use %1 or less.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="147" />
+            <location filename="../app/desktop/settings_model.cpp" line="150" />
             <source>Between 0 (always the likeliest token) and 5.</source>
             <translation>Between 0 (always the likeliest token) and 5.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="148" />
+            <location filename="../app/desktop/settings_model.cpp" line="151" />
             <source>0 turns top-k off; otherwise up to 100000.</source>
             <translation>0 turns top-k off; otherwise up to 100000.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="149" />
+            <location filename="../app/desktop/settings_model.cpp" line="152" />
             <source>Above 0 and at most 1 (1 turns top-p off).</source>
             <translation>Above 0 and at most 1 (1 turns top-p off).</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="150" />
+            <location filename="../app/desktop/settings_model.cpp" line="153" />
             <source>At least 0 (off) and below 1.</source>
             <translation>At least 0 (off) and below 1.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="152" />
+            <location filename="../app/desktop/settings_model.cpp" line="155" />
             <source>Between 0.5 and 3; 1 turns the penalty off.</source>
             <translation>Between 0.5 and 3; 1 turns the penalty off.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="155" />
+            <location filename="../app/desktop/settings_model.cpp" line="158" />
             <source>A whole number from 0 (a new random seed each reply) up to 2^64-1.</source>
             <translation>A whole number from 0 (a new random seed each reply) up to 2^64-1.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="157" />
+            <location filename="../app/desktop/settings_model.cpp" line="160" />
             <source>A positive number of tokens, or -1 for no limit but the context.</source>
             <translation>A positive number of tokens, or -1 for no limit but the context.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="159" />
+            <location filename="../app/desktop/settings_model.cpp" line="162" />
             <source>A reply cannot be longer than the context (%1 tokens).</source>
             <translation>A reply cannot be longer than the context (%1 tokens).</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="163" />
+            <location filename="../app/desktop/settings_model.cpp" line="166" />
             <source>This does not look like a Jinja chat template ({{ ... }} / {% ... %}).</source>
             <translation>This does not look like a Jinja chat template ({{ ... }} / {% ... %}).</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="165" />
+            <location filename="../app/desktop/settings_model.cpp" line="168" />
             <source>Unknown language.</source>
             <translation>Unknown language.</translation>
         </message>

@@ -485,103 +485,123 @@
     <context>
         <name>ModelSettings</name>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="10" />
+            <location filename="../ui/ModelSettings.qml" line="11" />
             <source>Model</source>
             <translation>模型</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="14" />
+            <location filename="../ui/ModelSettings.qml" line="15" />
             <source>Model file</source>
             <translation>模型文件</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="23" />
+            <location filename="../ui/ModelSettings.qml" line="24" />
             <source>/path/to/model.gguf</source>
             <translation>/路径/到/模型.gguf</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="28" />
-            <location filename="../ui/ModelSettings.qml" line="50" />
+            <location filename="../ui/ModelSettings.qml" line="29" />
+            <location filename="../ui/ModelSettings.qml" line="51" />
             <source>Browse…</source>
             <translation>浏览…</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="37" />
+            <location filename="../ui/ModelSettings.qml" line="38" />
             <source>Draft model (optional)</source>
             <translation>草稿模型（可选）</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="38" />
-            <source>A small model of the same family speeds up replies by speculative decoding.</source>
-            <translation>同系列的小模型可通过推测解码加快回复速度。</translation>
+            <location filename="../ui/ModelSettings.qml" line="39" />
+            <source>Not used yet: a small model of the same family will guess tokens for the model to check.</source>
+            <translation>尚未启用：同系列的小模型将来会为主模型预先猜测词元，由主模型验证。</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="45" />
+            <location filename="../ui/ModelSettings.qml" line="46" />
             <source>None</source>
             <translation>无</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="62" />
+            <location filename="../ui/ModelSettings.qml" line="63" />
             <source>Device</source>
             <translation>设备</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="66" />
+            <location filename="../ui/ModelSettings.qml" line="67" />
             <source>CPU</source>
             <translation>CPU</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="67" />
+            <location filename="../ui/ModelSettings.qml" line="68" />
             <source>One CUDA GPU</source>
             <translation>单个 CUDA GPU</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="68" />
+            <location filename="../ui/ModelSettings.qml" line="69" />
             <source>Split across GPUs</source>
             <translation>拆分到多个 GPU</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="74" />
+            <location filename="../ui/ModelSettings.qml" line="75" />
             <source>Context length</source>
             <translation>上下文长度</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="75" />
+            <location filename="../ui/ModelSettings.qml" line="76" />
             <source>Tokens; 0 uses the trained context (at most 4096).</source>
             <translation>以词元计；0 表示使用训练上下文（最多 4096）。</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="87" />
+            <location filename="../ui/ModelSettings.qml" line="88" />
             <source>KV cache</source>
             <translation>KV 缓存</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="88" />
+            <location filename="../ui/ModelSettings.qml" line="89" />
             <source>8-bit holds 1.8x the context in the same memory and speeds up long chats on the CPU, a little less exactly. CPU only: GPUs keep 16-bit.</source>
             <translation>8 位在同样的内存中可容纳 1.8 倍的上下文，并让 CPU 上的长对话更快，精度略低。仅限 CPU：GPU 仍使用 16 位。</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="93" />
+            <location filename="../ui/ModelSettings.qml" line="94" />
             <source>16-bit (exact to 1/2048)</source>
             <translation>16 位（精确到 1/2048）</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="94" />
+            <location filename="../ui/ModelSettings.qml" line="95" />
             <source>8-bit</source>
             <translation>8 位</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="103" />
+            <location filename="../ui/ModelSettings.qml" line="101" />
+            <source>Speculative decoding</source>
+            <translation>推测解码</translation>
+        </message>
+        <message>
+            <location filename="../ui/ModelSettings.qml" line="102" />
+            <source>Guesses the next words from earlier text in the chat and checks them in one step: the same replies, faster when they repeat what came before (code, rewrites, lists).</source>
+            <translation>根据对话中先前的文字猜测接下来的词，并在一步内验证：回复完全相同，在重复先前内容时（代码、改写、列表）更快。</translation>
+        </message>
+        <message>
+            <location filename="../ui/ModelSettings.qml" line="107" />
+            <source>From the conversation</source>
+            <translation>取自对话</translation>
+        </message>
+        <message>
+            <location filename="../ui/ModelSettings.qml" line="108" />
+            <source>Off</source>
+            <translation>关闭</translation>
+        </message>
+        <message>
+            <location filename="../ui/ModelSettings.qml" line="116" />
             <source>Choose a model file</source>
             <translation>选择模型文件</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="104" />
+            <location filename="../ui/ModelSettings.qml" line="117" />
             <source>GGUF models (*.gguf)</source>
             <translation>GGUF 模型 (*.gguf)</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="104" />
+            <location filename="../ui/ModelSettings.qml" line="117" />
             <source>All files (*)</source>
             <translation>所有文件 (*)</translation>
         </message>
@@ -848,102 +868,107 @@
     <context>
         <name>kestrel::desktop::SettingsModel</name>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="125" />
+            <location filename="../app/desktop/settings_model.cpp" line="126" />
             <source>Choose a model file (.gguf).</source>
             <translation>请选择一个模型文件 (.gguf)。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="127" />
+            <location filename="../app/desktop/settings_model.cpp" line="128" />
             <source>%1 does not exist or is not a file.</source>
             <translation>%1 不存在或不是文件。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="129" />
+            <location filename="../app/desktop/settings_model.cpp" line="130" />
             <source>%1 cannot be read; check its permissions.</source>
             <translation>无法读取 %1，请检查其权限。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="131" />
+            <location filename="../app/desktop/settings_model.cpp" line="132" />
             <source>Kestrel reads GGUF models; this file does not end in .gguf.</source>
             <translation>Kestrel 读取 GGUF 模型；此文件的扩展名不是 .gguf。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="133" />
+            <location filename="../app/desktop/settings_model.cpp" line="134" />
             <source>The draft model %1 does not exist.</source>
             <translation>草稿模型 %1 不存在。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="135" />
+            <location filename="../app/desktop/settings_model.cpp" line="136" />
             <source>Choose CPU, one CUDA GPU or several GPUs.</source>
             <translation>请选择 CPU、单个 CUDA GPU 或多个 GPU。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="137" />
+            <location filename="../app/desktop/settings_model.cpp" line="138" />
             <source>Choose 16-bit or 8-bit.</source>
             <translation>请选择 16 位或 8 位。</translation>
         </message>
         <message>
             <location filename="../app/desktop/settings_model.cpp" line="140" />
+            <source>Choose from the conversation, or off.</source>
+            <translation>请选择“取自对话”或“关闭”。</translation>
+        </message>
+        <message>
+            <location filename="../app/desktop/settings_model.cpp" line="143" />
             <source>Use 0 for the model's default, or a positive number of tokens.</source>
             <translation>填 0 使用模型默认值，或填一个正的词元数。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="142" />
+            <location filename="../app/desktop/settings_model.cpp" line="145" />
             <source>At least 256 tokens are needed for a conversation.</source>
             <translation>对话至少需要 256 个词元。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="145" />
+            <location filename="../app/desktop/settings_model.cpp" line="148" />
             <source>The model was trained on %1 tokens; a longer context produces garbage. Use %1 or less.</source>
             <translation>该模型的训练上下文为 %1 个词元；更长的上下文会产生乱码。请使用 %1 或更小的值。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="147" />
+            <location filename="../app/desktop/settings_model.cpp" line="150" />
             <source>Between 0 (always the likeliest token) and 5.</source>
             <translation>介于 0（总是选择概率最高的词元）和 5 之间。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="148" />
+            <location filename="../app/desktop/settings_model.cpp" line="151" />
             <source>0 turns top-k off; otherwise up to 100000.</source>
             <translation>0 表示关闭 top-k；否则最大为 100000。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="149" />
+            <location filename="../app/desktop/settings_model.cpp" line="152" />
             <source>Above 0 and at most 1 (1 turns top-p off).</source>
             <translation>大于 0 且不超过 1（1 表示关闭 top-p）。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="150" />
+            <location filename="../app/desktop/settings_model.cpp" line="153" />
             <source>At least 0 (off) and below 1.</source>
             <translation>不小于 0（关闭）且小于 1。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="152" />
+            <location filename="../app/desktop/settings_model.cpp" line="155" />
             <source>Between 0.5 and 3; 1 turns the penalty off.</source>
             <translation>介于 0.5 和 3 之间；1 表示关闭惩罚。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="155" />
+            <location filename="../app/desktop/settings_model.cpp" line="158" />
             <source>A whole number from 0 (a new random seed each reply) up to 2^64-1.</source>
             <translation>0（每次回复使用新的随机种子）到 2^64-1 之间的整数。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="157" />
+            <location filename="../app/desktop/settings_model.cpp" line="160" />
             <source>A positive number of tokens, or -1 for no limit but the context.</source>
             <translation>正的词元数，或填 -1 表示仅受上下文限制。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="159" />
+            <location filename="../app/desktop/settings_model.cpp" line="162" />
             <source>A reply cannot be longer than the context (%1 tokens).</source>
             <translation>回复不能超过上下文长度（%1 个词元）。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="163" />
+            <location filename="../app/desktop/settings_model.cpp" line="166" />
             <source>This does not look like a Jinja chat template ({{ ... }} / {% ... %}).</source>
             <translation>这看起来不像 Jinja 聊天模板（{{ ... }} / {% ... %}）。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="165" />
+            <location filename="../app/desktop/settings_model.cpp" line="168" />
             <source>Unknown language.</source>
             <translation>未知语言。</translation>
         </message>

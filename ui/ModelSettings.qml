@@ -4,7 +4,8 @@ import QtQuick.Dialogs
 import QtQuick.Layouts
 import Kestrel.Backend
 
-// The model file, its facts, the draft model, the device, the context length and the KV cache's precision.
+// The model file, its facts, the draft model, the device, the context length, the KV cache's precision
+// and speculative decoding.
 ColumnLayout {
     spacing: 12
     SectionTitle { text: qsTr("Model") }
@@ -35,7 +36,7 @@ ColumnLayout {
     SettingsField {
         Layout.fillWidth: true
         label: qsTr("Draft model (optional)")
-        hint: qsTr("A small model of the same family speeds up replies by speculative decoding.")
+        hint: qsTr("Not used yet: a small model of the same family will guess tokens for the model to check.")
         key: "draftModelPath"
         RowLayout {
             width: parent.width
@@ -94,7 +95,19 @@ ColumnLayout {
                           { value: "int8", text: qsTr("8-bit") }]
             }
         }
-        Item { Layout.fillWidth: true; Layout.preferredWidth: 1 }
+        SettingsField {
+            Layout.fillWidth: true
+            Layout.preferredWidth: 1
+            label: qsTr("Speculative decoding")
+            hint: qsTr("Guesses the next words from earlier text in the chat and checks them in one step: the same replies, faster when they repeat what came before (code, rewrites, lists).")
+            key: "speculation"
+            ChoiceBox {
+                key: "speculation"
+                objectName: "speculationBox"
+                choices: [{ value: "lookup", text: qsTr("From the conversation") },
+                          { value: "off", text: qsTr("Off") }]
+            }
+        }
     }
 
     FileDialog {

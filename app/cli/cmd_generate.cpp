@@ -25,6 +25,7 @@ int runGenerate(int argc, char** argv) {
     valueFlags.push_back({"-n", "--n-predict"});
     valueFlags.push_back({"--stop"});
     valueFlags.push_back({"-c", "--ctx"});
+    valueFlags.push_back({"--lookup"});
     Args args(valueFlags, {{"--tokens"}, {"--ignore-eos"}});
     if (!args.parse(argc, argv, 2)) return usageError("generate", args.error());
     if (!args.has("--prompt")) return usageError("generate", "no prompt given (-p TEXT)");
@@ -33,7 +34,8 @@ int runGenerate(int argc, char** argv) {
     auto sampling = samplingFromArgs(args, defaults);
     auto maxTokens = args.integer("--n-predict", 128);
     auto ctx = args.integer("--ctx", 0);
-    if (!sampling || !maxTokens || !ctx) return usageError("generate", args.error());
+    auto lookup = args.integer("--lookup", 0);
+    if (!sampling || !maxTokens || !ctx || !lookup) return usageError("generate", args.error());
 
     auto model = loadModel(args, false);
     if (!model) return 1;
@@ -49,6 +51,7 @@ int runGenerate(int argc, char** argv) {
     params.sampling = *sampling;
     params.maxTokens = int32_t(*maxTokens);
     params.ignoreEndOfGeneration = args.has("--ignore-eos");
+    params.lookupDraft = int32_t(*lookup);
     if (auto stop = args.value("--stop")) params.stopStrings.push_back(*stop);
     const bool printTokens = args.has("--tokens");
 
@@ -76,6 +79,10 @@ int runGenerate(int argc, char** argv) {
     std::fprintf(stderr, "prompt: %d tokens, %.1f ms (%.1f tok/s); reply: %zu tokens, %.1f tok/s; stop: %s; seed %llu\n",
                  result->promptTokens, result->prefillMs, prefillTokS, result->tokens.size(), decodeTokS,
                  stopReasonName(result->reason), (unsigned long long)result->seed);
+    if (params.lookupDraft > 0)
+        std::fprintf(stderr, "lookup: %d decode steps, %d tokens drafted, %d kept (%.2f reply tokens a step)\n",
+                     result->decodeSteps, result->draftedTokens, result->acceptedDrafts,
+                     result->decodeSteps > 0 ? double(result->tokens.size()) / result->decodeSteps : 0.0);
     return 0;
 }
 

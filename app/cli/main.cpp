@@ -19,7 +19,8 @@ constexpr Command kCommands[] = {
     {"generate", kestrel::cli::runGenerate,
      "generate -m FILE -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--min-p P]\n"
      "           [--repeat-penalty R] [--seed S] [--threads K] [--device D] [--kv f16|int8] [--tokens]\n"
-     "           [--stop STR] [--ctx N]   continue the raw prompt (no chat template)"},
+     "           [--stop STR] [--ctx N] [--lookup N]   continue the raw prompt (no chat template);\n"
+     "           --lookup N: speculative decoding, up to N tokens a step guessed from earlier text"},
     {"tokenize", kestrel::cli::runTokenize, "tokenize -m FILE TEXT [--no-special]   print token ids"},
     {"bench", kestrel::cli::runBench,
      "bench -m FILE [-p 512] [-n 128] [--depth 0,4096] [--roofline GBPS] [--profile] [--threads K] [--device D] "

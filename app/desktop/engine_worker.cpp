@@ -183,6 +183,7 @@ void EngineWorker::generate(quint64 requestId, const GenerationRequest& request)
     params.sampling.repeatPenalty = request.repeatPenalty;
     params.sampling.seed = request.seed;
     params.maxTokens = request.maxTokens;
+    params.lookupDraft = request.lookupDraft;
     params.stopStrings = formatter_->stopStrings();
 
     // Pieces are whole UTF-8 characters (the engine holds back partial ones),

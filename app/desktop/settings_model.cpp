@@ -58,6 +58,7 @@ void SettingsModel::loadModelValues(const QString& path) {
     draftModelPath_ = settings_->value(QStringLiteral("draftModelPath")).toString();
     device_ = settings_->value(QStringLiteral("device"), QStringLiteral("cpu")).toString();
     kvCache_ = settings_->value(QStringLiteral("kvCache"), QStringLiteral("f16")).toString();
+    speculation_ = settings_->value(QStringLiteral("speculation"), QStringLiteral("lookup")).toString();
     contextLength_ = settings_->value(QStringLiteral("contextLength"), 0).toInt();
     temperature_ = settings_->value(QStringLiteral("temperature"), 0.7).toDouble();
     topK_ = settings_->value(QStringLiteral("topK"), 40).toInt();
@@ -135,6 +136,8 @@ bool SettingsModel::validate() {
         e[QStringLiteral("device")] = tr("Choose CPU, one CUDA GPU or several GPUs.");
     if (kvCache_ != QLatin1String("f16") && kvCache_ != QLatin1String("int8"))
         e[QStringLiteral("kvCache")] = tr("Choose 16-bit or 8-bit.");
+    if (speculation_ != QLatin1String("lookup") && speculation_ != QLatin1String("off"))
+        e[QStringLiteral("speculation")] = tr("Choose from the conversation, or off.");
     const int trained = trainedContext();
     if (contextLength_ < 0)
         e[QStringLiteral("contextLength")] = tr("Use 0 for the model's default, or a positive number of tokens.");
@@ -180,6 +183,7 @@ bool SettingsModel::apply() {
     settings_->setValue(QStringLiteral("draftModelPath"), localPath(draftModelPath_));
     settings_->setValue(QStringLiteral("device"), device_);
     settings_->setValue(QStringLiteral("kvCache"), kvCache_);
+    settings_->setValue(QStringLiteral("speculation"), speculation_);
     settings_->setValue(QStringLiteral("contextLength"), contextLength_);
     settings_->setValue(QStringLiteral("temperature"), temperature_);
     settings_->setValue(QStringLiteral("topK"), topK_);
@@ -215,6 +219,8 @@ void SettingsModel::fillGenerationRequest(GenerationRequest* r) const {
     r->repeatPenalty = float(settings_->value(QStringLiteral("repeatPenalty"), 1.0).toDouble());
     r->seed = settings_->value(QStringLiteral("seed"), QStringLiteral("0")).toString().toULongLong();
     r->maxTokens = settings_->value(QStringLiteral("maxTokens"), 512).toInt();
+    const bool lookup = settings_->value(QStringLiteral("speculation"), QStringLiteral("lookup")).toString() != QLatin1String("off");
+    r->lookupDraft = lookup ? kLookupDraftTokens : 0;
     settings_->endGroup();
 }
 

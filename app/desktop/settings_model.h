@@ -27,6 +27,8 @@ class SettingsModel : public QObject {
     Q_PROPERTY(QString draftModelPath MEMBER draftModelPath_ NOTIFY edited)
     Q_PROPERTY(QString device MEMBER device_ NOTIFY edited)
     Q_PROPERTY(QString kvCache MEMBER kvCache_ NOTIFY edited)  // "f16", "int8" (CPU only)
+    // "lookup" (tokens guessed from the conversation, checked in one step: GenerateParams::lookupDraft), "off"
+    Q_PROPERTY(QString speculation MEMBER speculation_ NOTIFY edited)
     Q_PROPERTY(int contextLength MEMBER contextLength_ NOTIFY edited)
     Q_PROPERTY(double temperature MEMBER temperature_ NOTIFY edited)
     Q_PROPERTY(int topK MEMBER topK_ NOTIFY edited)
@@ -94,7 +96,7 @@ private:
     void loadAll();
 
     QSettings* settings_;
-    QString modelPath_, draftModelPath_, device_, kvCache_, seed_, systemPrompt_, chatTemplate_, language_, theme_;
+    QString modelPath_, draftModelPath_, device_, kvCache_, speculation_, seed_, systemPrompt_, chatTemplate_, language_, theme_;
     int contextLength_ = 0, topK_ = 40, maxTokens_ = 512;
     double temperature_ = 0.7, topP_ = 0.95, minP_ = 0.05, repeatPenalty_ = 1.0;
     QVariantMap errors_;

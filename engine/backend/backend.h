@@ -187,11 +187,18 @@ public:
         return false;
     }
     // Until the next call, the first `rows` rows of every matmul's x are decode
-    // rows: the next token of that many sequences, one each. A backend may
+    // rows: the next token of a sequence, or the next few being checked
+    // (speculative decoding, model::SeqChunk::speculative). A backend may
     // compute them apart from the rest so that a sequence's result does not
     // depend on what else shares the step (the CPU does; see
-    // kernels::matmulDecode). 0: no decode rows. The default ignores it.
-    virtual void setDecodeRows(int64_t rows) { (void)rows; }
+    // kernels::matmulDecode). The first `lone` of them (<= rows) are each the
+    // only row of their sequence in the step, so their step writes no key they
+    // read (CUDA's attention loads their keys early). 0: no decode rows. The
+    // default ignores it.
+    virtual void setDecodeRows(int64_t rows, int64_t lone) {
+        (void)rows;
+        (void)lone;
+    }
     virtual void addBias(Tensor& x, const Weight& bias) = 0;
     // Per group of groupSize values (groupSize = cols, or head size for Q/K norm); y may be x.
     virtual void rmsNorm(const Tensor& x, const Weight& gamma, float eps, Tensor& y, int groupSize) = 0;

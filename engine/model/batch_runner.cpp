@@ -115,7 +115,7 @@ Status BatchRunner::project(int64_t row, int64_t count, StepLogits& out, size_t 
     } else {
         be_->copyRows(*scratch_.x, row, count, *lastRows_);
         // The step's decode rows are its first rows, so they lead any run that contains them.
-        be_->setDecodeRows(std::clamp<int64_t>(decodeRows_ - row, 0, count));
+        be_->setDecodeRows(std::clamp<int64_t>(decodeRows_ - row, 0, count), std::clamp<int64_t>(loneRows_ - row, 0, count));
         be_->matmul(*model_->weights().output, *lastRows_, *logits_);
         if (c.finalSoftcap > 0.0f) be_->softcap(*logits_, c.finalSoftcap);
     }
@@ -175,10 +175,14 @@ Status BatchRunner::step(std::span<const SeqChunk> chunks, StepLogits& out) {
     // Leading single-token chunks that want their logits are decode rows (the
     // scheduler puts decode chunks first): the backend computes them apart from
     // any prefill rows, so a sequence decodes the same alone or beside others.
-    decodeRows_ = 0;
-    while (decodeRows_ < static_cast<int64_t>(chunks.size()) && chunks[size_t(decodeRows_)].tokens.size() == 1 &&
-           chunks[size_t(decodeRows_)].logits == LogitsWanted::Last)
-        ++decodeRows_;
+    // Speculative chunks count as decode rows too; the lone ones are the single-token chunks before any of them.
+    decodeRows_ = loneRows_ = 0;
+    for (const SeqChunk& ch : chunks) {
+        const bool lone = ch.tokens.size() == 1 && ch.logits == LogitsWanted::Last;
+        if (!lone && !ch.speculative) break;
+        if (lone && loneRows_ == decodeRows_) ++loneRows_;
+        decodeRows_ += static_cast<int64_t>(ch.tokens.size());
+    }
     // Runs of adjacent wanted rows, at most logitRows_ per projection.
     runs_.clear();
     for (size_t i = 0; i < wanted.size();) {
@@ -193,7 +197,7 @@ Status BatchRunner::step(std::span<const SeqChunk> chunks, StepLogits& out) {
     // One projection only: the held step ends at its download.
     bool recorded = false;
     if (runs_.size() == 1) {
-        shape_.assign({id_, decodeRows_, out.topK, static_cast<int64_t>(wanted.size())});
+        shape_.assign({id_, decodeRows_, loneRows_, out.topK, static_cast<int64_t>(wanted.size())});
         for (const SeqChunk& ch : chunks) {
             shape_.push_back(static_cast<int64_t>(ch.tokens.size()));
             shape_.push_back(static_cast<int64_t>(ch.logits));
@@ -201,18 +205,18 @@ Status BatchRunner::step(std::span<const SeqChunk> chunks, StepLogits& out) {
         recorded = be_->replayStep(shape_);
     }
     if (!recorded) {
-        be_->setDecodeRows(decodeRows_);
+        be_->setDecodeRows(decodeRows_, loneRows_);
         Step st{*be_, c, model_->weights(), s, *kv_};
         model_->arch().forward(st);
     }
     for (const auto& [i, j] : runs_) {
         const Status projected = project(wanted[i], static_cast<int64_t>(j - i), out, i, recorded);
         if (!projected.isOk()) {
-            be_->setDecodeRows(0);
+            be_->setDecodeRows(0, 0);
             return projected;
         }
     }
-    be_->setDecodeRows(0);
+    be_->setDecodeRows(0, 0);
     return Status::ok();
 }
 

@@ -43,6 +43,10 @@ struct SeqChunk {
     int64_t start = 0;               // position of tokens[0]
     std::span<const int32_t> tokens;
     LogitsWanted logits = LogitsWanted::None;
+    // Tokens guessed to come next, checked in this step (speculative decoding):
+    // computed as decode rows, so each row's logits are what a one-token step
+    // would give. Such a chunk goes with the decode chunks, before any prefill.
+    bool speculative = false;
 };
 
 // The KV cache shape of a model: its layers, kv heads and head size.
@@ -99,7 +103,7 @@ private:
     std::vector<int64_t> shape_;                   // the step's Backend::replayStep shape
     int64_t id_ = 0;                               // this runner in replayStep shapes
     int maxTokens_ = 0, maxSeqs_ = 0, logitRows_ = 0;
-    int64_t decodeRows_ = 0;  // this step's leading decode rows (backend::Backend::setDecodeRows)
+    int64_t decodeRows_ = 0, loneRows_ = 0;  // this step's leading decode rows, and lone ones (Backend::setDecodeRows)
     int64_t maxPositions_ = 0;
 };
 

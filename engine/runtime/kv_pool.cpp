@@ -176,6 +176,7 @@ Status KvPool::step(std::span<const PoolChunk> chunks, model::StepLogits& logits
         batch[i].start = static_cast<int64_t>(seqs[i]->tokens.size());
         batch[i].tokens = chunks[i].tokens;
         batch[i].logits = chunks[i].logits;
+        batch[i].speculative = chunks[i].speculative;
     }
     const auto start = Clock::now();
     KESTREL_RETURN_IF_ERROR(runner_->step(batch, logits));

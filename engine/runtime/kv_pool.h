@@ -46,6 +46,7 @@ struct PoolChunk {
     int32_t seq = -1;
     std::span<const int32_t> tokens;
     model::LogitsWanted logits = model::LogitsWanted::None;
+    bool speculative = false;  // model::SeqChunk::speculative
 };
 
 struct KvPoolStats {

@@ -7,6 +7,7 @@
 // one token per step until a stop condition. Sampling and the text of each
 // token go through ReplyStream (shared with the scheduler): text reaches the
 // callback only in whole UTF-8 characters, and never as part of a stop string.
+#include "lookup_drafter.h"
 #include "model_impl.h"
 #include "reply_stream.h"
 
@@ -44,8 +45,10 @@ struct Session::Impl {
     void syncTokens() { tokens = pool->tokens(seq); }
 
     // Appends tokens to the sequence; logits of the last one (or of all) land in
-    // `logits`, or with topK > 0 the last one's topK best in stepOut.top.
-    Status append(std::span<const TokenId> ids, model::LogitsWanted wanted, bool checkCancel, int32_t topK = 0) {
+    // `logits`, or with topK > 0 the last one's (or every one's) topK best in
+    // stepOut.top. All with topK > 0: at most batchSize tokens (one step).
+    Status append(std::span<const TokenId> ids, model::LogitsWanted wanted, bool checkCancel, int32_t topK = 0,
+                  bool speculative = false) {
         if (static_cast<int64_t>(tokens.size() + ids.size()) > context)
             return Status(ErrorCode::InvalidArgument, "context full: " + std::to_string(tokens.size()) + " tokens + " +
                                                           std::to_string(ids.size()) +
@@ -60,8 +63,9 @@ struct Session::Impl {
             const runtime::PoolChunk pc{seq, chunk,
                                         wanted == model::LogitsWanted::All ? wanted
                                         : last                             ? wanted
-                                                                           : model::LogitsWanted::None};
-            stepOut.topK = wanted == model::LogitsWanted::Last && last ? topK : 0;
+                                                                           : model::LogitsWanted::None,
+                                        speculative};
+            stepOut.topK = wanted == model::LogitsWanted::All || (wanted == model::LogitsWanted::Last && last) ? topK : 0;
             stepOut.rows.swap(wanted == model::LogitsWanted::All ? chunkLogits : logits);
             Status s = pool->step({&pc, 1}, stepOut);
             stepOut.rows.swap(wanted == model::LogitsWanted::All ? chunkLogits : logits);
@@ -189,8 +193,22 @@ Result<GenerateResult> Session::generate(std::span<const TokenId> prompt, const 
     }
     if (!prefill.isOk()) return prefill;
 
-    while (topK > 0 ? reply.nextTop(s.stepOut.top, onPiece) : reply.next(s.logits, onPiece)) {
-        if (int64_t(s.tokens.size()) >= context) {
+    // Each step feeds the sampled token, and with lookup drafts the tokens guessed to follow it;
+    // row i of the step's logits follows batch[i], and the sampler draws from the rows in turn
+    // while it draws the guessed tokens. The KV of guesses it did not draw is dropped.
+    LookupDrafter drafter;
+    const int32_t maxDraft = std::clamp(params.lookupDraft, 0, s.batchSize - 1);
+    if (maxDraft > 0) drafter.reset(prompt);
+    std::vector<TokenId> batch, draft;
+    int32_t steps = 0, drafted = 0, accepted = 0;
+    const auto sampleRow = [&](size_t row) {
+        if (topK > 0) return reply.nextTop(std::span(s.stepOut.top).subspan(row * size_t(topK), size_t(topK)), onPiece);
+        return reply.next(std::span(s.logits).subspan(row * size_t(vocab), size_t(vocab)), onPiece);
+    };
+    bool going = sampleRow(0);
+    while (going) {
+        const int64_t held = int64_t(s.tokens.size());
+        if (held >= context) {
             reply.stop(StopReason::ContextFull);
             break;
         }
@@ -198,15 +216,41 @@ Result<GenerateResult> Session::generate(std::span<const TokenId> prompt, const 
             reply.stop(StopReason::Cancelled);
             break;
         }
-        const TokenId one[1] = {reply.token()};
-        topK = topLogitsFor(reply.topNeeded(), vocab);
-        Status step = s.append(one, model::LogitsWanted::Last, false, topK);
+        batch.assign(1, reply.token());
+        if (maxDraft > 0) {
+            drafter.push(reply.token());
+            // No guess past the context, nor past the last token the reply may still take.
+            const int64_t room = std::min<int64_t>(context - held - 1, maxTokens - int64_t(reply.tokens().size()) - 1);
+            drafter.draft(int(std::min<int64_t>(maxDraft, room)), draft);
+            batch.insert(batch.end(), draft.begin(), draft.end());
+        }
+        const size_t guesses = batch.size() - 1;
+        // Each kept guess may add one distinct token to the penalties' window: ask for that many more.
+        const int32_t need = reply.topNeeded();
+        topK = need > 0 ? topLogitsFor(need + int32_t(guesses), vocab) : 0;
+        Status step = s.append(batch, guesses > 0 ? model::LogitsWanted::All : model::LogitsWanted::Last, false, topK,
+                               guesses > 0);
         if (!step.isOk()) return step;
+        ++steps;
+        size_t kept = 0;
+        going = sampleRow(0);
+        while (going && kept < guesses && reply.token() == batch[kept + 1]) going = sampleRow(++kept);
+        drafted += int32_t(guesses);
+        accepted += int32_t(kept);
+        if (kept < guesses) {
+            s.pool->truncate(s.seq, held + 1 + int64_t(kept));
+            s.tokens.resize(size_t(held + 1 + int64_t(kept)));
+        }
+        drafter.checked(guesses, kept);
+        for (size_t j = 1; j <= kept; ++j) drafter.push(batch[j]);
     }
     GenerateResult out = reply.finish(onPiece);
     out.promptTokens = result.promptTokens;
     out.reusedTokens = result.reusedTokens;
     out.prefillMs = result.prefillMs;
+    out.decodeSteps = steps;
+    out.draftedTokens = drafted;
+    out.acceptedDrafts = accepted;
     return out;
 }
 

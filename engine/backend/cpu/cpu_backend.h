@@ -47,7 +47,7 @@ public:
     void embed(const Weight& table, const IndexTensor& ids, Tensor& out) override;
     void matmul(const Weight& w, const Tensor& x, Tensor& y) override;
     void matmulShared(const Tensor& x, std::span<const MatmulTarget> targets) override;
-    void setDecodeRows(int64_t rows) override { decodeRows_ = rows; }
+    void setDecodeRows(int64_t rows, int64_t) override { decodeRows_ = rows; }
     void addBias(Tensor& x, const Weight& bias) override;
     void rmsNorm(const Tensor& x, const Weight& gamma, float eps, Tensor& y, int groupSize) override;
     void rope(Tensor& x, int headDim, const IndexTensor& positions, const RopeParams& p) override;

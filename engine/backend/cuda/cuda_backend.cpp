@@ -413,7 +413,7 @@ void CudaBackend::attention(const Tensor& q, runtime::KvCache& kv, int layer, co
         return static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(byKeys, kTilePairs / std::max<int64_t>(1, t)), 1, 128));
     };
     const int64_t decodeRows = std::clamp<int64_t>(decodeRows_, 0, tokens);
-    a.distinctRows = static_cast<int>(decodeRows);
+    a.distinctRows = static_cast<int>(std::clamp<int64_t>(loneRows_, 0, decodeRows));
     if (tokens - decodeRows >= 2) {
         a.maxSplits = tileSplitsFor(tokens);
         a.tileFrom = static_cast<int>(decodeRows);

@@ -34,7 +34,10 @@ public:
     void embed(const Weight& table, const IndexTensor& ids, Tensor& out) override;
     void matmul(const Weight& w, const Tensor& x, Tensor& y) override;
     // Attention keeps the decode rows on the one-token kernels and runs the rest as tiles.
-    void setDecodeRows(int64_t rows) override { decodeRows_ = rows; }
+    void setDecodeRows(int64_t rows, int64_t lone) override {
+        decodeRows_ = rows;
+        loneRows_ = lone;
+    }
     bool replayStep(std::span<const int64_t> shape) override;
     void addBias(Tensor& x, const Weight& bias) override;
     void rmsNorm(const Tensor& x, const Weight& gamma, float eps, Tensor& y, int groupSize) override;
@@ -141,7 +144,7 @@ private:
         double ms = 0;
     };
     bool profiling_ = false;
-    int64_t decodeRows_ = 0;
+    int64_t decodeRows_ = 0, loneRows_ = 0;
     unsigned* decodeSync_ = nullptr;  // the persistent decode step's barrier words (zero between launches)
     std::vector<std::pair<std::string, std::pair<cudaEvent_t, cudaEvent_t>>> pendingEvents_;
     std::vector<cudaEvent_t> eventPool_;

@@ -119,6 +119,14 @@ struct GenerateParams {
     // (ChatPrompt::startsInReasoning).
     bool splitReasoning = true;
     bool startsInReasoning = false;
+    // Speculative decoding by lookup (Session::generate): when the last tokens
+    // occurred earlier in the prompt or the reply, up to this many of the tokens
+    // that followed them are checked in the same step as the next token, and
+    // each one the sampler draws anyway is kept. The reply is the one it would
+    // have been (the sampler draws every token, in order, from its own row of
+    // logits); repetitive replies (code edits, rewrites, lists) take fewer steps.
+    // 0: off.
+    int32_t lookupDraft = 0;
 };
 
 // One streamed piece per token: the token and the complete UTF-8 text it
@@ -146,6 +154,9 @@ struct GenerateResult {
     double prefillMs = 0;
     double decodeMs = 0;          // from the first sampled token to the last
     uint64_t seed = 0;
+    int32_t decodeSteps = 0;      // forward steps after the prefill
+    int32_t draftedTokens = 0;    // tokens proposed by lookup (GenerateParams::lookupDraft)
+    int32_t acceptedDrafts = 0;   // of those, kept in the reply
 };
 
 class Session {

@@ -65,12 +65,13 @@ private slots:
         s.setProperty("contextLength", 100);
         s.setProperty("device", "tpu");
         s.setProperty("kvCache", "int4");
+        s.setProperty("speculation", "sometimes");
         s.setProperty("chatTemplate", "not a template");
         QSignalSpy errors(&s, &SettingsModel::fieldErrorsChanged);
         QVERIFY(!s.validate());
         QCOMPARE(errors.size(), 1);
         for (const char* field : {"temperature", "topP", "minP", "topK", "repeatPenalty", "seed", "maxTokens",
-                                  "contextLength", "device", "kvCache", "chatTemplate"})
+                                  "contextLength", "device", "kvCache", "speculation", "chatTemplate"})
             QVERIFY2(!s.fieldError(field).isEmpty(), field);
         QVERIFY(s.fieldError("modelPath").isEmpty());
         QVERIFY(!s.apply());
@@ -102,6 +103,8 @@ private slots:
             s.setProperty("systemPrompt", "Be brief.");
             QCOMPARE(s.property("kvCache").toString(), QString("f16"));  // the default
             s.setProperty("kvCache", "int8");
+            QCOMPARE(s.property("speculation").toString(), QString("lookup"));  // the default
+            s.setProperty("speculation", "off");
             QSignalSpy applied(&s, &SettingsModel::applied);
             QVERIFY(s.apply());
             QCOMPARE(applied.size(), 1);
@@ -109,6 +112,9 @@ private slots:
             QCOMPARE(s.property("temperature").toDouble(), 0.7);  // B has its own (default) values
             s.setProperty("temperature", 1.3);
             QVERIFY(s.apply());
+            GenerationRequest r;
+            s.fillGenerationRequest(&r);
+            QCOMPARE(r.lookupDraft, kLookupDraftTokens);  // B: speculative decoding by lookup, the default
         }
         SettingsModel again;
         QCOMPARE(again.modelPath(), modelB_);
@@ -121,6 +127,7 @@ private slots:
         again.fillGenerationRequest(&r);
         QCOMPARE(r.temperature, 0.2f);
         QCOMPARE(r.seed, quint64(42));
+        QCOMPARE(r.lookupDraft, 0);  // A: turned off
         QCOMPARE(again.appliedSystemPrompt(), QString("Be brief."));
         QCOMPARE(again.appliedLoadRequest().path, modelA_);
         QCOMPARE(again.appliedLoadRequest().kvCache, QString("int8"));

@@ -362,7 +362,7 @@ void checkAttention(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
         for (int step = 0; step < 4; ++step) {
             const int64_t n[2] = {step == 0 ? int64_t(c.prefill) : 1,
                                   step == 0 ? int64_t(c.prefill / 2 + 1) : step < 3 ? 1 : 20};
-            p.gpu->setDecodeRows(step == 2 ? 2 : step == 3 ? 1 : 0);
+            p.gpu->setDecodeRows(step == 2 ? 2 : step == 3 ? 1 : 0, step == 2 ? 2 : step == 3 ? 1 : 0);
             const int64_t tokens = n[0] + n[1];
             std::vector<int32_t> positions, rows;
             for (int sq = 0; sq < 2; ++sq)
@@ -389,7 +389,7 @@ void checkAttention(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
                 b->storeKv(K, gpu ? *v.g : *v.c, cache, 0, batch);
                 b->attention(Q, cache, 0, batch, ap, gpu ? *o.g : *o.c);
             }
-            p.gpu->setDecodeRows(0);
+            p.gpu->setDecodeRows(0, 0);
             const std::string at = " at " + std::to_string(pos[0]) + "/" + std::to_string(pos[1]);
             const std::string when = step == 0   ? " prefill " + std::to_string(n[0]) + "+" + std::to_string(n[1])
                                       : step == 1 ? " one token each" + at

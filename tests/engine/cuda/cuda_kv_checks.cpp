@@ -190,6 +190,32 @@ std::vector<CheckResult> runKvReuseCheck(const std::string& ggufPath) {
     }
     for (int32_t s : {s1, s2, s3}) pool.close(s);
 
+    // Speculative decoding: a lone decode row, a chunk of 5 guessed tokens (decode rows that read
+    // keys their own step writes, so not loaded early) and a prefill chunk in one step; each guessed
+    // row gives the logits of its prefix from scratch.
+    const auto q1 = tokens(21, 8, vocab), q2 = tokens(38, 9, vocab), guess = tokens(5, 10, vocab), q3 = tokens(12, 11, vocab);
+    const int32_t lone[] = {q2[1]};
+    std::vector<std::vector<float>> refs = {fresh(cat(q1, lone))};
+    for (size_t i = 1; i <= guess.size(); ++i) refs.push_back(fresh(cat(q2, std::span(guess).first(i))));
+    refs.push_back(fresh(q3));
+    const int32_t g1 = pool.open(), g2 = pool.open(), g3 = pool.open();
+    const runtime::PoolChunk gpre[] = {{g1, q1, model::LogitsWanted::None}, {g2, q2, model::LogitsWanted::None}};
+    st = pool.step(gpre, logits);
+    runtime::PoolChunk guessed{g2, guess, model::LogitsWanted::All};
+    guessed.speculative = true;
+    const runtime::PoolChunk spec[] = {{g1, lone, model::LogitsWanted::Last}, guessed, {g3, q3, model::LogitsWanted::Last}};
+    if (st.isOk()) st = pool.step(spec, logits);
+    if (st.isOk() && logits.size() == refs.size() * size_t(vocab)) {
+        for (size_t i = 0; i < refs.size(); ++i)
+            result(i == 0 ? "speculative step, lone decode row"
+                   : i <= guess.size() ? "speculative step, guessed row " + std::to_string(i)
+                                       : "speculative step, prefill chunk",
+                   std::span(logits).subspan(i * size_t(vocab), size_t(vocab)), refs[i]);
+    } else {
+        out.push_back({"paged KV: speculative step", 0, 0, false, st.message()});
+    }
+    for (int32_t s : {g1, g2, g3}) pool.close(s);
+
     return out;
 }
 

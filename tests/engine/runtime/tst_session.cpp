@@ -33,6 +33,16 @@ class TstSession : public QObject {
         return p;
     }
 
+    // The largest difference between two rows of logits, and the largest |value| of the first.
+    static std::pair<double, double> maxDiff(const std::vector<float>& a, const std::vector<float>& b) {
+        double diff = 0, norm = 0;
+        for (size_t i = 0; i < a.size(); ++i) {
+            diff = std::max(diff, double(std::abs(a[i] - b[i])));
+            norm = std::max(norm, double(std::abs(a[i])));
+        }
+        return {diff, norm};
+    }
+
 private slots:
     void initTestCase() {
         KESTREL_REQUIRE_MODEL(test::smollm2Path());
@@ -81,12 +91,8 @@ private slots:
         QVERIFY(two->evaluate(a).isOk());
         auto split = two->evaluate(b);
         QVERIFY(split.isOk());
-        double diff = 0, norm = 0;
-        for (size_t i = 0; i < whole->size(); ++i) {
-            diff = std::max(diff, double(std::abs((*whole)[i] - (*split)[i])));
-            norm = std::max(norm, double(std::abs((*whole)[i])));
-        }
         // Same tokens at the same positions; only chunking differs.
+        const auto [diff, norm] = maxDiff(*whole, *split);
         QVERIFY2(diff <= 1e-3 * norm, qPrintable(QString("max diff %1 of %2").arg(diff).arg(norm)));
     }
 
@@ -108,6 +114,52 @@ private slots:
         auto again = fresh->generate(prompt2, greedy(16));
         QVERIFY(again.isOk());
         QCOMPARE(again->tokens, second->tokens);
+    }
+
+    void lookupDraftsLeaveTheReplyAsItWas() {
+        // A reply that copies its prompt: lookup drafts are kept, so it takes fewer
+        // steps, and every token is still the sampler's own draw from its own row
+        // (greedy, and seeded sampling), so the reply is the plain one.
+        const std::vector<ChatMessage> messages = {
+            {"user", "Copy this list exactly:\n- red apples\n- green pears\n- yellow bananas\n- purple plums"}};
+        const auto prompt = buildChatPrompt(*model_, messages, true);
+        for (const float temperature : {0.0f, 0.8f}) {
+            GenerateParams p = greedy(48);
+            p.sampling.temperature = temperature;
+            p.sampling.seed = 99;
+            auto plainSession = newSession();
+            const auto plain = plainSession->generate(prompt, p);
+            QVERIFY(plain.isOk());
+            p.lookupDraft = 6;
+            auto lookupSession = newSession();
+            const auto looked = lookupSession->generate(prompt, p);
+            QVERIFY(looked.isOk());
+            QCOMPARE(looked->tokens, plain->tokens);
+            QCOMPARE(looked->text, plain->text);
+            QCOMPARE(looked->reason, plain->reason);
+            QCOMPARE(plain->draftedTokens, 0);
+            // Every token but an ending draw (not EOS: that one is not in the reply) is fed, one a step.
+            const bool lastFed = plain->reason == StopReason::EndOfGeneration;
+            QCOMPARE(plain->decodeSteps, int(plain->tokens.size()) - (lastFed ? 0 : 1));
+            QCOMPARE(looked->decodeSteps + looked->acceptedDrafts, plain->decodeSteps);
+            if (temperature == 0.0f)  // the greedy copy follows the prompt: most guesses hold
+                QVERIFY2(looked->acceptedDrafts >= 10, qPrintable(QString("kept %1").arg(looked->acceptedDrafts)));
+            QVERIFY(looked->acceptedDrafts <= looked->draftedTokens);
+            // The guesses the sampler did not draw left no KV behind: the session holds
+            // exactly prompt + reply, and its next logits are the plain session's (whose
+            // reply KV was written by one-token steps, as the kept guesses' was).
+            std::vector<TokenId> held = prompt;
+            held.insert(held.end(), looked->tokens.begin(), looked->tokens.end());
+            if (!lastFed) held.pop_back();
+            const auto tokens = lookupSession->tokens();
+            QCOMPARE(std::vector<TokenId>(tokens.begin(), tokens.end()), held);
+            const auto probe = model_->tokenize(" And", false, false);
+            auto next = lookupSession->evaluate(probe);
+            auto expected = plainSession->evaluate(probe);
+            QVERIFY(next.isOk() && expected.isOk());
+            const auto [diff, norm] = maxDiff(*expected, *next);
+            QVERIFY2(diff <= 1e-5 * norm, qPrintable(QString("max diff %1 of %2").arg(diff).arg(norm)));
+        }
     }
 
     void maxTokensAndStopStrings() {
