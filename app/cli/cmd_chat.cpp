@@ -38,13 +38,15 @@ int runChat(int argc, char** argv) {
     flags.push_back({"--template"});
     flags.push_back({"-n", "--n-predict"});
     flags.push_back({"-c", "--ctx"});
+    flags.push_back({"--lookup"});
     Args args(flags, {});
     if (!args.parse(argc, argv, 2)) return usageError("chat", args.error());
     SamplingParams defaults;
     auto sampling = samplingFromArgs(args, defaults);
     auto maxTokens = args.integer("--n-predict", 512);
     auto ctx = args.integer("--ctx", 0);
-    if (!sampling || !maxTokens || !ctx) return usageError("chat", args.error());
+    auto lookup = args.integer("--lookup", 6);  // as the app does (kLookupDraftTokens)
+    if (!sampling || !maxTokens || !ctx || !lookup) return usageError("chat", args.error());
     if (!args.has("--model")) {
         // `kestrel-cli chat` alone opens the default model the set-up fetched.
         std::vector<std::string> storage = {"kestrel-cli", "chat", "-m", defaultModelPath()};
@@ -77,6 +79,7 @@ int runChat(int argc, char** argv) {
     GenerateParams params;
     params.sampling = *sampling;
     params.maxTokens = int32_t(*maxTokens);
+    params.lookupDraft = int32_t(*lookup);
     params.stopStrings = formatter.stopStrings();
 
     std::fprintf(stderr, "%s on %s. /reset starts over, /exit quits, Ctrl+C stops a reply.\n",

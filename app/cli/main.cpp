@@ -29,7 +29,7 @@ constexpr Command kCommands[] = {
     {"synth", kestrel::cli::runSynth, "synth -o FILE --shape llama3-8b|llama2-7b|llama3-70b|smollm2-135m [--type q4_0] [--layers N] [--seed S]   random-weight GGUF"},
     {"chat", kestrel::cli::runChat,
      "chat [-m FILE] [--system TEXT] [--template FILE] [--temp T] [--seed S] [--threads K] [--kv f16|int8] [-n N]\n"
-     "           terminal chat"},
+     "           [--lookup N]   terminal chat (--lookup: as generate's, 6 by default, 0 turns it off)"},
     {"template", kestrel::cli::runTemplate,
      "template -m FILE --messages FILE.json [--template FILE] [--tokens]   print the rendered chat prompt"},
 };
