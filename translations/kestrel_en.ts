@@ -577,8 +577,8 @@
         </message>
         <message>
             <location filename="../ui/ModelSettings.qml" line="102" />
-            <source>Guesses the next words from earlier text in the chat and checks them in one step: the same replies, faster when they repeat what came before (code, rewrites, lists).</source>
-            <translation>Guesses the next words from earlier text in the chat and checks them in one step: the same replies, faster when they repeat what came before (code, rewrites, lists).</translation>
+            <source>Guesses the next words from earlier text in the chat and checks them in one step: the same replies, faster when they repeat what came before (code, rewrites, lists). CPU only for now: on a GPU it is not faster yet.</source>
+            <translation>Guesses the next words from earlier text in the chat and checks them in one step: the same replies, faster when they repeat what came before (code, rewrites, lists). CPU only for now: on a GPU it is not faster yet.</translation>
         </message>
         <message>
             <location filename="../ui/ModelSettings.qml" line="107" />
@@ -855,12 +855,12 @@
     <context>
         <name>kestrel::desktop::EngineWorker</name>
         <message>
-            <location filename="../app/desktop/engine_worker.cpp" line="157" />
+            <location filename="../app/desktop/engine_worker.cpp" line="158" />
             <source>No model is loaded. Open Settings (Ctrl+,) and choose a .gguf model file.</source>
             <translation>No model is loaded. Open Settings (Ctrl+,) and choose a .gguf model file.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/engine_worker.cpp" line="174" />
+            <location filename="../app/desktop/engine_worker.cpp" line="175" />
             <source>The chat template failed: %1</source>
             <translation>The chat template failed: %1</translation>
         </message>

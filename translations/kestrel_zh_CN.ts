@@ -577,8 +577,8 @@
         </message>
         <message>
             <location filename="../ui/ModelSettings.qml" line="102" />
-            <source>Guesses the next words from earlier text in the chat and checks them in one step: the same replies, faster when they repeat what came before (code, rewrites, lists).</source>
-            <translation>根据对话中先前的文字猜测接下来的词，并在一步内验证：回复完全相同，在重复先前内容时（代码、改写、列表）更快。</translation>
+            <source>Guesses the next words from earlier text in the chat and checks them in one step: the same replies, faster when they repeat what came before (code, rewrites, lists). CPU only for now: on a GPU it is not faster yet.</source>
+            <translation>根据对话中先前的文字猜测接下来的词，并在一步内验证：回复完全相同，在重复先前内容时（代码、改写、列表）更快。目前仅用于 CPU：在 GPU 上尚未更快。</translation>
         </message>
         <message>
             <location filename="../ui/ModelSettings.qml" line="107" />
@@ -855,12 +855,12 @@
     <context>
         <name>kestrel::desktop::EngineWorker</name>
         <message>
-            <location filename="../app/desktop/engine_worker.cpp" line="157" />
+            <location filename="../app/desktop/engine_worker.cpp" line="158" />
             <source>No model is loaded. Open Settings (Ctrl+,) and choose a .gguf model file.</source>
             <translation>尚未加载模型。请打开设置 (Ctrl+,) 并选择一个 .gguf 模型文件。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/engine_worker.cpp" line="174" />
+            <location filename="../app/desktop/engine_worker.cpp" line="175" />
             <source>The chat template failed: %1</source>
             <translation>聊天模板出错：%1</translation>
         </message>

@@ -120,6 +120,7 @@ void EngineWorker::loadModel(const ModelLoadRequest& request) {
         emit loadFailed(fromStd(session.status().message()), false);
         return;
     }
+    lookupHelps_ = options.device == "cpu";
     const ModelInfo& info = model.value()->info();
     ModelSummary summary;
     summary.path = request.path;
@@ -183,7 +184,7 @@ void EngineWorker::generate(quint64 requestId, const GenerationRequest& request)
     params.sampling.repeatPenalty = request.repeatPenalty;
     params.sampling.seed = request.seed;
     params.maxTokens = request.maxTokens;
-    params.lookupDraft = request.lookupDraft;
+    params.lookupDraft = lookupHelps_ ? request.lookupDraft : 0;
     params.stopStrings = formatter_->stopStrings();
 
     // Pieces are whole UTF-8 characters (the engine holds back partial ones),

@@ -67,6 +67,10 @@ private:
     void enterConversation(const QString& key);
 
     std::shared_ptr<kestrel::Model> model_;
+    // Lookup decoding (GenerationRequest::lookupDraft) on the CPU only, for now: on an H100 it gave
+    // SmolLM2 1.13x greedy and 0.97x at temperature 0.7, and its replies parted from plain decoding's at
+    // near-ties, since CUDA's checked rows take the multi-token products (docs/PERFORMANCE.md).
+    bool lookupHelps_ = false;
     QString activeConversation_;
     QSet<QString> visitedConversations_;
     std::unique_ptr<kestrel::Session> session_;
