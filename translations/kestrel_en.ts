@@ -577,8 +577,8 @@
         </message>
         <message>
             <location filename="../ui/ModelSettings.qml" line="102" />
-            <source>Guesses the next words from earlier text in the chat and checks them in one step: the same replies, faster when they repeat what came before (code, rewrites, lists). CPU only for now: on a GPU it is not faster yet.</source>
-            <translation>Guesses the next words from earlier text in the chat and checks them in one step: the same replies, faster when they repeat what came before (code, rewrites, lists). CPU only for now: on a GPU it is not faster yet.</translation>
+            <source>Guesses the next words from earlier text in the chat and checks them in one step: the same replies, faster when they repeat it (code, rewrites, lists). CPU only for now.</source>
+            <translation>Guesses the next words from earlier text in the chat and checks them in one step: the same replies, faster when they repeat it (code, rewrites, lists). CPU only for now.</translation>
         </message>
         <message>
             <location filename="../ui/ModelSettings.qml" line="107" />

@@ -577,8 +577,8 @@
         </message>
         <message>
             <location filename="../ui/ModelSettings.qml" line="102" />
-            <source>Guesses the next words from earlier text in the chat and checks them in one step: the same replies, faster when they repeat what came before (code, rewrites, lists). CPU only for now: on a GPU it is not faster yet.</source>
-            <translation>根据对话中先前的文字猜测接下来的词，并在一步内验证：回复完全相同，在重复先前内容时（代码、改写、列表）更快。目前仅用于 CPU：在 GPU 上尚未更快。</translation>
+            <source>Guesses the next words from earlier text in the chat and checks them in one step: the same replies, faster when they repeat it (code, rewrites, lists). CPU only for now.</source>
+            <translation>根据对话中先前的文字猜测接下来的词，并在一步内验证：回复完全相同，重复先前内容时（代码、改写、列表）更快。目前仅用于 CPU。</translation>
         </message>
         <message>
             <location filename="../ui/ModelSettings.qml" line="107" />

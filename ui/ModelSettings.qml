@@ -99,7 +99,7 @@ ColumnLayout {
             Layout.fillWidth: true
             Layout.preferredWidth: 1
             label: qsTr("Speculative decoding")
-            hint: qsTr("Guesses the next words from earlier text in the chat and checks them in one step: the same replies, faster when they repeat what came before (code, rewrites, lists). CPU only for now: on a GPU it is not faster yet.")
+            hint: qsTr("Guesses the next words from earlier text in the chat and checks them in one step: the same replies, faster when they repeat it (code, rewrites, lists). CPU only for now.")
             key: "speculation"
             ChoiceBox {
                 key: "speculation"
