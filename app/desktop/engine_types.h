@@ -45,7 +45,7 @@ struct GenerationRequest {
 };
 
 // The most tokens a step guesses from the conversation when lookup decoding is on. Measured
-// (SmolLM2 on the CPU, six chat prompts, adaptive length): 6 gave 1.41-1.56x plain decoding's
+// (SmolLM2 on the CPU, six chat prompts, adaptive length): 6 gave 1.37-1.56x plain decoding's
 // tokens a second greedy and 1.20-1.22x at temperature 0.7, against 1.36-1.38x and 1.12x for a
 // fixed 4 (docs/PERFORMANCE.md).
 constexpr int kLookupDraftTokens = 6;

@@ -14,7 +14,7 @@
 // lengthens the next one by a token (up to the caller's limit), one whose first
 // token missed halves it, so a reply that stopped following its context pays
 // for short guesses only. Measured (SmolLM2, CPU, six chat prompts): limit 6
-// with this rule 1.41-1.56x the tokens a second of plain decoding, greedy, and
+// with this rule 1.37-1.56x the tokens a second of plain decoding, greedy, and
 // 1.20-1.22x at temperature 0.7; a fixed 4 gave 1.36-1.38x and 1.12x
 // (docs/PERFORMANCE.md).
 //
