@@ -1,7 +1,6 @@
 #include "lookup_drafter.h"
 
 #include <algorithm>
-#include <cassert>
 
 namespace kestrel {
 

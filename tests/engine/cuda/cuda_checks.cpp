@@ -362,7 +362,8 @@ void checkAttention(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
         for (int step = 0; step < 4; ++step) {
             const int64_t n[2] = {step == 0 ? int64_t(c.prefill) : 1,
                                   step == 0 ? int64_t(c.prefill / 2 + 1) : step < 3 ? 1 : 20};
-            p.gpu->setDecodeRows(step == 2 ? 2 : step == 3 ? 1 : 0, step == 2 ? 2 : step == 3 ? 1 : 0);
+            const int64_t decodeRows = step == 2 ? 2 : step == 3 ? 1 : 0;  // one row of each sequence: lone
+            p.gpu->setDecodeRows(decodeRows, decodeRows);
             const int64_t tokens = n[0] + n[1];
             std::vector<int32_t> positions, rows;
             for (int sq = 0; sq < 2; ++sq)
