@@ -44,6 +44,13 @@ __device__ __forceinline__ void arriveExpectTx(uint64_t* bar, uint32_t bytes) {
 #endif
 }
 
+// A plain arrival (a consumer done with a stage): counts toward the phase's `count`.
+__device__ __forceinline__ void arrive(uint64_t* bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smemAddr(bar)) : "memory");
+#endif
+}
+
 // dst, src 16-byte aligned; bytes a multiple of 16.
 __device__ __forceinline__ void copy(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

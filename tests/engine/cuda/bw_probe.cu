@@ -29,8 +29,18 @@
 //   gemv2w, gemv2wp  gemv2a plus a dependent chain of 96 multiply-adds a pass after its loads
 //               arrive (a stand-in for the products and the reduction); wp double-buffered:
 //               the next pass's loads leave first. Not yet run (28th session).
+//   tma8x4, tma8x8, tma16x4, tma8x4n, tma2x16, tma4x8, tma1x32, tma2x16n  one block per SM: a producer lane streams the block's
+//               contiguous rows in pieces of R rows (R x 2 KB quants + R x 256 B scales, two
+//               cp.async.bulk) through ST shared-memory stages (tmaRxST), the first ST before
+//               griddepcontrol.wait; 8 consumer warps do the real Q4_0 products against
+//               activations staged in shared memory (n: no products, the stream alone).
+//               Asks whether the bulk copy engine's bytes in flight, free of registers, reach
+//               the persistent rate (31st session).
 // Every kernel does PDL: launch_dependents at entry, loads, griddepcontrol.wait, store.
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
+
+#include "../../../kernels/cuda/bulk_copy.cuh"
 
 #include <algorithm>
 #include <cstdint>
@@ -303,9 +313,115 @@ __global__ void __launch_bounds__(TPB) k_gemvwork(const uint8_t* __restrict__ q,
   sink(acc, out);
 }
 
+// (g) tma: see the header. Shared memory: ST stages of R x 2304 bytes, the activations
+// (a0 of the 128 blocks, then a1, then the 8-byte metas: 5 KB, conflict-free), 2 x ST barriers.
+constexpr int kTmaRowQ = 2048, kTmaRowS = 256, kTmaConsumers = 8;
+template <int R, int ST>
+constexpr size_t tmaSmem() { return (size_t)ST * R * (kTmaRowQ + kTmaRowS) + 5 * 1024 + 2 * ST * 8; }
+
+template <int R, int ST, bool WORK>
+__global__ void __launch_bounds__((kTmaConsumers + 1) * 32) k_tma(const uint8_t* __restrict__ q,
+                                                                 const uint8_t* __restrict__ s, size_t nw,
+                                                                 uint32_t* out) {
+  namespace bulk = kestrel::cuda::bulk;
+  extern __shared__ __align__(128) uint8_t sm[];
+  constexpr size_t kStage = (size_t)R * (kTmaRowQ + kTmaRowS);
+  uint8_t* act = sm + ST * kStage;
+  uint64_t* full = reinterpret_cast<uint64_t*>(act + 5 * 1024);
+  uint64_t* empty = full + ST;
+  pdl_launch();
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const size_t rows = nw / 128, per = (rows + gridDim.x - 1) / gridDim.x;
+  const size_t r0 = (size_t)blockIdx.x * per, r1 = r0 + per < rows ? r0 + per : rows;
+  const int pieces = r0 < r1 ? (int)((r1 - r0 + R - 1) / R) : 0;
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < ST; ++i) {
+      bulk::barrierInit(&full[i], 1);
+      bulk::barrierInit(&empty[i], R < kTmaConsumers ? R : kTmaConsumers);
+    }
+    bulk::fenceBarrierInit();
+  }
+  __syncthreads();
+  uint32_t acc = 0;
+  if (warp == kTmaConsumers) {
+    if (lane == 0)
+      for (int p = 0; p < pieces; ++p) {
+        const int st = p % ST;
+        if (p >= ST) bulk::wait(&empty[st], ((p / ST) - 1) & 1);
+        const size_t row = r0 + (size_t)p * R;
+        const int nr = (int)(r1 - row < (size_t)R ? r1 - row : R);
+        bulk::arriveExpectTx(&full[st], nr * (kTmaRowQ + kTmaRowS));
+        bulk::copy(sm + st * kStage, q + row * kTmaRowQ, nr * kTmaRowQ, &full[st]);
+        bulk::copy(sm + st * kStage + R * kTmaRowQ, s + row * kTmaRowS, nr * kTmaRowS, &full[st]);
+      }
+    pdl_wait();
+  } else {
+    pdl_wait();  // the activations come from the previous kernel
+    const uint8_t* a = gAct;
+    for (int i = threadIdx.x; i < 4096 / 16; i += kTmaConsumers * 32) {  // a0s, a1s
+      const int b = i >> 1, half = i & 1;
+      *reinterpret_cast<uint4*>(act + half * 2048 + b * 16) = *reinterpret_cast<const uint4*>(a + i * 16);
+    }
+    for (int b = threadIdx.x; b < 128; b += kTmaConsumers * 32)
+      *reinterpret_cast<uint2*>(act + 4096 + b * 8) = *reinterpret_cast<const uint2*>(a + 4096 + b * 8);
+    asm volatile("bar.sync 1, %0;" ::"n"(kTmaConsumers * 32));
+    int4 a0[4], a1[4];
+    float2 am[4];
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      const int b = lane + 32 * c;
+      a0[c] = *reinterpret_cast<const int4*>(act + b * 16);
+      a1[c] = *reinterpret_cast<const int4*>(act + 2048 + b * 16);
+      am[c] = *reinterpret_cast<const float2*>(act + 4096 + b * 8);
+    }
+    float facc = 0.0f;
+    for (int p = 0; p < pieces; ++p) {
+      // Row r of piece p is warp (p * R + r) % 8's: below 8 rows a piece, R warps take it.
+      const int first = R < kTmaConsumers ? (p * R) % kTmaConsumers : 0;
+      if (R < kTmaConsumers && (warp < first || warp >= first + R)) continue;
+      const int st = p % ST;
+      bulk::wait(&full[st], (p / ST) & 1);
+      const size_t row = r0 + (size_t)p * R;
+      const int nr = (int)(r1 - row < (size_t)R ? r1 - row : R);
+      if constexpr (WORK) {
+        const uint8_t* stage = sm + st * kStage;
+        for (int r = R < kTmaConsumers ? warp - first : warp; r < nr; r += kTmaConsumers) {
+          float sum = 0.0f;
+#pragma unroll
+          for (int c = 0; c < 4; ++c) {
+            const int b = lane + 32 * c;
+            const uint4 w = *reinterpret_cast<const uint4*>(stage + r * kTmaRowQ + b * 16);
+            const float d = __half2float(*reinterpret_cast<const __half*>(stage + R * kTmaRowQ + r * kTmaRowS + b * 2));
+            const int m = 0x0f0f0f0f;
+            int x = __dp4a((int)(w.x & m), a0[c].x, 0);
+            x = __dp4a((int)(w.y & m), a0[c].y, x);
+            x = __dp4a((int)(w.z & m), a0[c].z, x);
+            x = __dp4a((int)(w.w & m), a0[c].w, x);
+            x = __dp4a((int)((w.x >> 4) & m), a1[c].x, x);
+            x = __dp4a((int)((w.y >> 4) & m), a1[c].y, x);
+            x = __dp4a((int)((w.z >> 4) & m), a1[c].z, x);
+            x = __dp4a((int)((w.w >> 4) & m), a1[c].w, x);
+            sum += d * (am[c].x * (float)x - 8.0f * am[c].y);
+          }
+#pragma unroll
+          for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+          facc += sum;
+        }
+      }
+      __syncwarp();
+      if (lane == 0) bulk::arrive(&empty[st]);
+    }
+    acc = __float_as_uint(facc);
+  }
+  sink(acc, out);
+}
+
 // ---------------------------------------------------------------- host side
-enum Variant { ONEWAVE, PERSISTENT, WITHSCALE, INTERLEAVED, GEMV4, GEMV4X1, GEMV2, GEMV4X1W, GEMV2A, GEMV4X1A, GEMV2W, GEMV2WP, NVARIANTS };
-static const char* kVariantName[NVARIANTS] = {"onewave", "persistent", "withscale", "interleaved", "gemv4", "gemv4x1", "gemv2", "gemv4x1w", "gemv2a", "gemv4x1a", "gemv2w", "gemv2wp"};
+enum Variant { ONEWAVE, PERSISTENT, WITHSCALE, INTERLEAVED, GEMV4, GEMV4X1, GEMV2, GEMV4X1W, GEMV2A, GEMV4X1A, GEMV2W, GEMV2WP,
+               TMA8X4, TMA8X8, TMA16X4, TMA8X4N, TMA2X16, TMA4X8, TMA1X32, TMA2X16N, NVARIANTS };
+static const char* kVariantName[NVARIANTS] = {"onewave", "persistent", "withscale", "interleaved", "gemv4", "gemv4x1", "gemv2", "gemv4x1w", "gemv2a", "gemv4x1a", "gemv2w", "gemv2wp",
+                                              "tma8x4", "tma8x8", "tma16x4", "tma8x4n", "tma2x16", "tma4x8", "tma1x32", "tma2x16n"};
+static bool isTma(int v) { return v >= TMA8X4; }
 static bool separateScales(int v) { return v == WITHSCALE || v >= GEMV4; }
 
 static size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
@@ -357,15 +473,22 @@ static void launch(const Ctx& cx, Variant v, const Job& j, bool pdl) {
   static const Kfn kKernel[NVARIANTS] = {k_onewave, k_persistent, k_scaled<SeparateScales>, k_scaled<InterleavedScales>,
                                          k_gemvrows<4>, k_gemvrows<4>, k_gemvrows<2>, k_gemvrows<4>,
                                          k_gemvrows<2, true>, k_gemvrows<4, true>,
-                                         k_gemvwork<2, 96, false>, k_gemvwork<2, 96, true>};
+                                         k_gemvwork<2, 96, false>, k_gemvwork<2, 96, true>,
+                                         k_tma<8, 4, true>, k_tma<8, 8, true>, k_tma<16, 4, true>, k_tma<8, 4, false>,
+                                         k_tma<2, 16, true>, k_tma<4, 8, true>, k_tma<1, 32, true>, k_tma<2, 16, false>};
+  static const size_t kTmaSmemOf[8] = {tmaSmem<8, 4>(), tmaSmem<8, 8>(), tmaSmem<16, 4>(), tmaSmem<8, 4>(),
+                                       tmaSmem<2, 16>(), tmaSmem<4, 8>(), tmaSmem<1, 32>(), tmaSmem<2, 16>()};
   const Kfn k = kKernel[v];
   const int rowsPerWarp = v == GEMV2 || v == GEMV2A || v == GEMV2W || v == GEMV2WP ? 2 : 4;
   const size_t groupsAll = (j.nw / 128 + rowsPerWarp - 1) / rowsPerWarp;
-  const size_t grid = v == PERSISTENT ? (size_t)cx.sms * 4
+  const size_t grid = isTma(v)        ? std::min((size_t)cx.sms, j.nw / 128)
+                      : v == PERSISTENT ? (size_t)cx.sms * 4
                       : v >= GEMV4    ? std::min((groupsAll + TPB / 32 - 1) / (TPB / 32), (size_t)cx.sms * (v == GEMV4X1W ? 1 : 2))
                                       : (j.nw + (size_t)TPB * CH_WAVE - 1) / ((size_t)TPB * CH_WAVE);
   // gemv4x1: shared memory no block uses, so that one block fits an SM (the gate/up kernel's registers).
-  const size_t smem = v == GEMV4X1 || v == GEMV4X1W || v == GEMV4X1A ? 120 * 1024 : 0;
+  const size_t smem = isTma(v)                                         ? kTmaSmemOf[v - TMA8X4]
+                      : v == GEMV4X1 || v == GEMV4X1W || v == GEMV4X1A ? 120 * 1024
+                                                                       : 0;
   if (smem) CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   if (grid == 0 || grid > 0x7fffffffull) {
     std::fprintf(stderr, "bad grid %zu\n", grid);
@@ -376,7 +499,7 @@ static void launch(const Ctx& cx, Variant v, const Job& j, bool pdl) {
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3((unsigned)grid);
-  cfg.blockDim = dim3(TPB);
+  cfg.blockDim = dim3(isTma(v) ? (kTmaConsumers + 1) * 32 : TPB);
   cfg.dynamicSmemBytes = smem;
   cfg.stream = cx.stream;
   cfg.attrs = pdl ? attr : nullptr;
