@@ -39,6 +39,7 @@ int runChat(int argc, char** argv) {
     flags.push_back({"-n", "--n-predict"});
     flags.push_back({"-c", "--ctx"});
     flags.push_back({"--lookup"});
+    for (auto& f : draftFlags()) flags.push_back(f);
     Args args(flags, {});
     if (!args.parse(argc, argv, 2)) return usageError("chat", args.error());
     SamplingParams defaults;
@@ -64,6 +65,8 @@ int runChat(int argc, char** argv) {
     options.contextLength = int32_t(*ctx);
     auto session = Session::create(model, options);
     if (!session) return runtimeError(session.status());
+    Draft draft;
+    if (!openDraft(args, *model, (*session)->contextLength(), draft)) return 1;
 
     std::string templateOverride;
     if (auto file = args.value("--template")) {
@@ -80,6 +83,8 @@ int runChat(int argc, char** argv) {
     params.sampling = *sampling;
     params.maxTokens = int32_t(*maxTokens);
     params.lookupDraft = int32_t(*lookup);
+    params.draft = draft.session.get();
+    params.draftTokens = draft.tokens;
     params.stopStrings = formatter.stopStrings();
 
     std::fprintf(stderr, "%s on %s. /reset starts over, /exit quits, Ctrl+C stops a reply.\n",

@@ -26,6 +26,7 @@ int runGenerate(int argc, char** argv) {
     valueFlags.push_back({"--stop"});
     valueFlags.push_back({"-c", "--ctx"});
     valueFlags.push_back({"--lookup"});
+    for (auto& f : draftFlags()) valueFlags.push_back(f);
     Args args(valueFlags, {{"--tokens"}, {"--ignore-eos"}});
     if (!args.parse(argc, argv, 2)) return usageError("generate", args.error());
     if (!args.has("--prompt")) return usageError("generate", "no prompt given (-p TEXT)");
@@ -43,6 +44,8 @@ int runGenerate(int argc, char** argv) {
     sessionOptions.contextLength = int32_t(*ctx);
     auto session = Session::create(model, sessionOptions);
     if (!session) return runtimeError(session.status());
+    Draft draft;
+    if (!openDraft(args, *model, (*session)->contextLength(), draft)) return 1;
 
     const std::string prompt = *args.value("--prompt");
     const std::vector<TokenId> promptTokens = model->tokenize(prompt, /*addSpecial=*/true, /*parseSpecial=*/true);
@@ -52,6 +55,8 @@ int runGenerate(int argc, char** argv) {
     params.maxTokens = int32_t(*maxTokens);
     params.ignoreEndOfGeneration = args.has("--ignore-eos");
     params.lookupDraft = int32_t(*lookup);
+    params.draft = draft.session.get();
+    params.draftTokens = draft.tokens;
     if (auto stop = args.value("--stop")) params.stopStrings.push_back(*stop);
     const bool printTokens = args.has("--tokens");
 
@@ -79,9 +84,9 @@ int runGenerate(int argc, char** argv) {
     std::fprintf(stderr, "prompt: %d tokens, %.1f ms (%.1f tok/s); reply: %zu tokens, %.1f tok/s; stop: %s; seed %llu\n",
                  result->promptTokens, result->prefillMs, prefillTokS, result->tokens.size(), decodeTokS,
                  stopReasonName(result->reason), (unsigned long long)result->seed);
-    if (params.lookupDraft > 0)
-        std::fprintf(stderr, "lookup: %d decode steps, %d tokens drafted, %d kept (%.2f reply tokens a step)\n",
-                     result->decodeSteps, result->draftedTokens, result->acceptedDrafts,
+    if (params.lookupDraft > 0 || params.draft)
+        std::fprintf(stderr, "%s: %d decode steps, %d tokens drafted, %d kept (%.2f reply tokens a step)\n",
+                     params.draft ? "draft" : "lookup", result->decodeSteps, result->draftedTokens, result->acceptedDrafts,
                      result->decodeSteps > 0 ? double(result->tokens.size()) / result->decodeSteps : 0.0);
     return 0;
 }

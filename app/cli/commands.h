@@ -26,6 +26,18 @@ std::vector<std::vector<std::string>> modelFlags();  // -m, --threads, --device
 // `adjust` may change the options before loading (e.g. a snapshot folder).
 std::shared_ptr<Model> loadModel(Args& args, bool showProgress, const std::function<void(LoadOptions&)>& adjust = {});
 
+// --draft FILE (--draft-n N): a draft model for speculative decoding, loaded as
+// the model was (device, threads, KV), checked against it, with its session.
+std::vector<std::vector<std::string>> draftFlags();
+struct Draft {
+    std::shared_ptr<Model> model;
+    std::unique_ptr<Session> session;
+    int32_t tokens = 0;  // GenerateParams::draftTokens
+};
+// False (error printed) when --draft names a model that cannot draft for `target`;
+// `out` stays empty without --draft.
+bool openDraft(Args& args, const Model& target, int32_t contextLength, Draft& out);
+
 // bench_kv.cpp: the KV-reuse benchmarks of `bench` (--turns, --restore, --streams).
 struct KvBenchPlan {
     std::vector<int32_t> turns;    // history lengths

@@ -66,4 +66,32 @@ std::shared_ptr<Model> loadModel(Args& args, bool showProgress, const std::funct
     return std::move(model).value();
 }
 
+std::vector<std::vector<std::string>> draftFlags() { return {{"--draft"}, {"--draft-n"}}; }
+
+bool openDraft(Args& args, const Model& target, int32_t contextLength, Draft& out) {
+    const auto path = args.value("--draft");
+    if (!path) return true;
+    auto tokens = args.integer("--draft-n", 6);
+    if (!tokens || *tokens < 1) {
+        std::fprintf(stderr, "kestrel-cli: --draft-n takes a count of at least 1\n");
+        return false;
+    }
+    out.model = loadModel(args, false, [&](LoadOptions& o) { o.path = *path; });
+    if (!out.model) return false;
+    if (Status ok = draftCompatible(target, *out.model); !ok.isOk()) {
+        runtimeError(Status(ok.code(), *path + ": " + ok.message()));
+        return false;
+    }
+    SessionOptions options;
+    options.contextLength = contextLength;
+    auto session = Session::create(out.model, options);
+    if (!session) {
+        runtimeError(session.status());
+        return false;
+    }
+    out.session = std::move(session).value();
+    out.tokens = int32_t(*tokens);
+    return true;
+}
+
 }  // namespace kestrel::cli

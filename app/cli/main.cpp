@@ -19,8 +19,10 @@ constexpr Command kCommands[] = {
     {"generate", kestrel::cli::runGenerate,
      "generate -m FILE -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--min-p P]\n"
      "           [--repeat-penalty R] [--seed S] [--threads K] [--device D] [--kv f16|int8] [--tokens]\n"
-     "           [--stop STR] [--ctx N] [--lookup N]   continue the raw prompt (no chat template);\n"
-     "           --lookup N: speculative decoding, up to N tokens a step guessed from earlier text"},
+     "           [--stop STR] [--ctx N] [--lookup N] [--draft FILE [--draft-n N]]\n"
+     "           continue the raw prompt (no chat template); speculative decoding: --lookup N guesses up to\n"
+     "           N tokens a step from earlier text, --draft FILE has a smaller model of the same vocabulary\n"
+     "           guess up to --draft-n (6) tokens a step"},
     {"tokenize", kestrel::cli::runTokenize, "tokenize -m FILE TEXT [--no-special]   print token ids"},
     {"bench", kestrel::cli::runBench,
      "bench -m FILE [-p 512] [-n 128] [--depth 0,4096] [--roofline GBPS] [--profile] [--threads K] [--device D] "
@@ -29,7 +31,8 @@ constexpr Command kCommands[] = {
     {"synth", kestrel::cli::runSynth, "synth -o FILE --shape llama3-8b|llama2-7b|llama3-70b|smollm2-135m [--type q4_0] [--layers N] [--seed S]   random-weight GGUF"},
     {"chat", kestrel::cli::runChat,
      "chat [-m FILE] [--system TEXT] [--template FILE] [--temp T] [--seed S] [--threads K] [--kv f16|int8] [-n N]\n"
-     "           [--lookup N]   terminal chat (--lookup: as generate's, 6 by default, 0 turns it off)"},
+     "           [--lookup N] [--draft FILE [--draft-n N]]   terminal chat (--lookup: as generate's, 6 by\n"
+     "           default, 0 turns it off; --draft: as generate's)"},
     {"template", kestrel::cli::runTemplate,
      "template -m FILE --messages FILE.json [--template FILE] [--tokens]   print the rendered chat prompt"},
 };

@@ -44,7 +44,7 @@ void LookupDrafter::checked(size_t guessed, size_t kept) {
     else if (kept == 0) length_ = std::max(1, std::min(length_, int(guessed)) / 2);
 }
 
-void LookupDrafter::draft(int max, std::vector<TokenId>& out) const {
+void LookupDrafter::draft(int max, std::vector<TokenId>& out) {
     out.clear();
     max = std::min(max, length_);
     const int64_t last = static_cast<int64_t>(history_.size()) - 1;

@@ -24,7 +24,7 @@
 // its latest occurrence is taken (the nearest context is the likeliest).
 #pragma once
 
-#include "kestrel/engine.h"
+#include "drafter.h"
 
 #include <cstdint>
 #include <span>
@@ -33,21 +33,20 @@
 
 namespace kestrel {
 
-class LookupDrafter {
+class LookupDrafter final : public Drafter {
 public:
     static constexpr int kMaxNgram = 4;
     // Suffixes of minNgram..maxNgram tokens are looked up (1 <= minNgram <= maxNgram <= kMaxNgram).
     explicit LookupDrafter(int minNgram = 2, int maxNgram = 3);
 
-    void reset(std::span<const TokenId> history);
-    void push(TokenId token);
+    void reset(std::span<const TokenId> history) override;
+    void push(TokenId token) override;
     // Up to `max` (and the adaptive length) tokens that followed the latest
     // earlier occurrence of the longest suffix that has one; none when no suffix
     // occurred before. A match that runs into the present (a repeating
     // pattern) continues periodically.
-    void draft(int max, std::vector<TokenId>& out) const;
-    // How the last draft fared: `guessed` tokens checked, the first `kept` drawn.
-    void checked(size_t guessed, size_t kept);
+    void draft(int max, std::vector<TokenId>& out) override;
+    void checked(size_t guessed, size_t kept) override;
 
     const std::vector<TokenId>& history() const { return history_; }
 

@@ -8,11 +8,14 @@
 // token go through ReplyStream (shared with the scheduler): text reaches the
 // callback only in whole UTF-8 characters, and never as part of a stop string.
 #include "lookup_drafter.h"
+#include "model_drafter.h"
 #include "model_impl.h"
 #include "reply_stream.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <optional>
 
 namespace kestrel {
 namespace {
@@ -134,6 +137,44 @@ Result<std::vector<float>> Session::evaluate(std::span<const TokenId> tokens, bo
     return impl_->logits;
 }
 
+Result<std::vector<TokenId>> Session::propose(std::span<const TokenId> tokens, int32_t max, float minProbability) {
+    Impl& s = *impl_;
+    s.cancelRequested.store(false);
+    if (tokens.empty()) return Status(ErrorCode::InvalidArgument, "no tokens to continue");
+    const int32_t vocab = s.pool->vocabSize();
+    for (TokenId id : tokens)
+        if (id < 0 || id >= vocab)
+            return Status(ErrorCode::InvalidArgument, "token id " + std::to_string(id) + " is outside the vocabulary (" +
+                                                          std::to_string(vocab) + " tokens)");
+    std::vector<TokenId> out;
+    // Every proposal but the last is appended: tokens + max - 1 positions.
+    max = int32_t(std::min<int64_t>(max, s.context - int64_t(tokens.size()) + 1));
+    if (max <= 0) return out;
+    const int64_t common = s.pool->reuse(s.seq, tokens, int64_t(tokens.size()) - 1);
+    s.tokens.assign(tokens.begin(), tokens.begin() + common);
+    // The 16 likeliest logits suffice for the argmax and a confidence (a
+    // softmax over them overstates the probability a little; a GPU then
+    // returns 16 values instead of the vocabulary).
+    const int32_t topK = topLogitsFor(16, vocab);
+    KESTREL_RETURN_IF_ERROR(s.append(tokens.subspan(size_t(common)), model::LogitsWanted::Last, true, topK));
+    for (;;) {
+        TokenId best = 0;
+        double sum = 0;
+        if (topK > 0) {
+            best = s.stepOut.top[0].id;
+            for (int32_t i = 0; i < topK; ++i) sum += std::exp(double(s.stepOut.top[size_t(i)].logit - s.stepOut.top[0].logit));
+        } else {
+            best = TokenId(std::max_element(s.logits.begin(), s.logits.end()) - s.logits.begin());
+            for (float l : s.logits) sum += std::exp(double(l - s.logits[size_t(best)]));
+        }
+        if (1.0 / sum < double(minProbability)) break;
+        out.push_back(best);
+        if (int32_t(out.size()) >= max) break;
+        KESTREL_RETURN_IF_ERROR(s.append(std::span(&out.back(), 1), model::LogitsWanted::Last, true, topK));
+    }
+    return out;
+}
+
 Status Session::saveSnapshot(const std::string& key) {
     auto* store = impl_->model->impl().snapshots.get();
     if (!store) return Status(ErrorCode::InvalidArgument, "snapshots are off (no snapshot folder was given at load)");
@@ -171,6 +212,9 @@ Result<GenerateResult> Session::generate(std::span<const TokenId> prompt, const 
             return Status(ErrorCode::InvalidArgument, "token id " + std::to_string(id) + " is outside the vocabulary (" +
                                                           std::to_string(vocab) + " tokens)");
 
+    if (params.draft == this)
+        return Status(ErrorCode::InvalidArgument, "a session cannot draft for itself (open a second session)");
+
     GenerateResult result;
     result.promptTokens = int32_t(prompt.size());
 
@@ -193,12 +237,15 @@ Result<GenerateResult> Session::generate(std::span<const TokenId> prompt, const 
     }
     if (!prefill.isOk()) return prefill;
 
-    // Each step feeds the sampled token, and with lookup drafts the tokens guessed to follow it;
+    // Each step feeds the sampled token, and with a drafter the tokens guessed to follow it;
     // row i of the step's logits follows batch[i], and the sampler draws from the rows in turn
     // while it draws the guessed tokens. The KV of guesses it did not draw is dropped.
-    LookupDrafter drafter;
-    const int32_t maxDraft = std::clamp(params.lookupDraft, 0, s.batchSize - 1);
-    if (maxDraft > 0) drafter.reset(prompt);
+    LookupDrafter lookup;
+    std::optional<ModelDrafter> byModel;
+    Drafter* drafter = &lookup;
+    if (params.draft) byModel.emplace(*params.draft, vocab), drafter = &*byModel;
+    const int32_t maxDraft = std::clamp(params.draft ? params.draftTokens : params.lookupDraft, 0, s.batchSize - 1);
+    if (maxDraft > 0) drafter->reset(prompt);
     std::vector<TokenId> batch, draft;
     int32_t steps = 0, drafted = 0, accepted = 0;
     const auto sampleRow = [&](size_t row) {
@@ -218,10 +265,10 @@ Result<GenerateResult> Session::generate(std::span<const TokenId> prompt, const 
         }
         batch.assign(1, reply.token());
         if (maxDraft > 0) {
-            drafter.push(reply.token());
+            drafter->push(reply.token());
             // No guess past the context, nor past the last token the reply may still take.
             const int64_t room = std::min<int64_t>(context - held - 1, maxTokens - int64_t(reply.tokens().size()) - 1);
-            drafter.draft(int(std::min<int64_t>(maxDraft, room)), draft);
+            drafter->draft(int(std::min<int64_t>(maxDraft, room)), draft);
             batch.insert(batch.end(), draft.begin(), draft.end());
         }
         const size_t guesses = batch.size() - 1;
@@ -241,8 +288,10 @@ Result<GenerateResult> Session::generate(std::span<const TokenId> prompt, const 
             s.pool->truncate(s.seq, held + 1 + int64_t(kept));
             s.tokens.resize(size_t(held + 1 + int64_t(kept)));
         }
-        drafter.checked(guesses, kept);
-        for (size_t j = 1; j <= kept; ++j) drafter.push(batch[j]);
+        if (maxDraft > 0) {
+            drafter->checked(guesses, kept);
+            for (size_t j = 1; j <= kept; ++j) drafter->push(batch[j]);
+        }
     }
     GenerateResult out = reply.finish(onPiece);
     out.promptTokens = result.promptTokens;

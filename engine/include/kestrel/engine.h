@@ -26,6 +26,7 @@
 namespace kestrel {
 
 using TokenId = int32_t;
+class Session;
 
 // How the KV cache stores keys and values.
 //   Half (the default): f16, 2 bytes per value, a relative rounding error of 2^-11.
@@ -127,6 +128,15 @@ struct GenerateParams {
     // logits); repetitive replies (code edits, rewrites, lists) take fewer steps.
     // 0: off.
     int32_t lookupDraft = 0;
+    // Speculative decoding with a draft model: `draft`, a session of a smaller
+    // model of the same vocabulary (draftCompatible), guesses up to draftTokens
+    // tokens a step, each its most likely next one, and the model checks them in
+    // one step, keeping those its sampler draws, as for lookupDraft (which a
+    // draft replaces). Not owned; used by this call only, on this thread. The
+    // reply is the plain one (on a GPU, whose several-token steps round apart from
+    // one-token steps, it may part from it at near-ties).
+    Session* draft = nullptr;
+    int32_t draftTokens = 6;
 };
 
 // One streamed piece per token: the token and the complete UTF-8 text it
@@ -155,7 +165,7 @@ struct GenerateResult {
     double decodeMs = 0;          // from the first sampled token to the last
     uint64_t seed = 0;
     int32_t decodeSteps = 0;      // forward steps after the prefill
-    int32_t draftedTokens = 0;    // tokens proposed by lookup (GenerateParams::lookupDraft)
+    int32_t draftedTokens = 0;    // tokens proposed by lookup or the draft model
     int32_t acceptedDrafts = 0;   // of those, kept in the reply
 };
 
@@ -181,6 +191,13 @@ public:
     // restoreSnapshot returns the positions restored: 0 when there is no
     // snapshot, when it is corrupt or for another model or engine (removed,
     // reason in *note), or when re-prefilling is estimated to be faster.
+    // Drafting for speculative decoding (GenerateParams::draft): makes the
+    // session hold `tokens` (reusing the longest prefix it holds) and proposes up
+    // to `max` tokens, each the most likely after those before it, ending before
+    // one the model gives less than `minProbability` (among its 16 likeliest).
+    // The session then holds `tokens` and every proposal but the last.
+    Result<std::vector<TokenId>> propose(std::span<const TokenId> tokens, int32_t max, float minProbability);
+
     Status saveSnapshot(const std::string& key);
     Result<int32_t> restoreSnapshot(const std::string& key, std::string* note = nullptr);
 
@@ -196,5 +213,9 @@ private:
     explicit Session(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> impl_;
 };
+
+// Whether `draft` may draft for `target` (GenerateParams::draft): the same
+// token texts under the same ids (vocabulary sizes may differ by padding).
+Status draftCompatible(const Model& target, const Model& draft);
 
 }  // namespace kestrel

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <functional>
 #include <thread>
 
 using namespace kestrel;
@@ -41,6 +42,53 @@ class TstSession : public QObject {
             norm = std::max(norm, double(std::abs(a[i])));
         }
         return {diff, norm};
+    }
+
+    // A reply that copies its prompt, with speculation on (`enable`) and off: the
+    // guesses are kept where the sampler draws them anyway, so it takes fewer
+    // steps, and every token is still the sampler's own draw from its own row
+    // (greedy, and seeded sampling), so the reply is the plain one.
+    void checkSpeculationKeepsTheReply(const std::function<void(GenerateParams&)>& enable, int minKeptGreedy) {
+        const std::vector<ChatMessage> messages = {
+            {"user", "Copy this list exactly:\n- red apples\n- green pears\n- yellow bananas\n- purple plums"}};
+        const auto prompt = buildChatPrompt(*model_, messages, true);
+        for (const float temperature : {0.0f, 0.8f}) {
+            GenerateParams p = greedy(48);
+            p.sampling.temperature = temperature;
+            p.sampling.seed = 99;
+            auto plainSession = newSession();
+            const auto plain = plainSession->generate(prompt, p);
+            QVERIFY(plain.isOk());
+            enable(p);
+            auto specSession = newSession();
+            const auto spec = specSession->generate(prompt, p);
+            QVERIFY(spec.isOk());
+            QCOMPARE(spec->tokens, plain->tokens);
+            QCOMPARE(spec->text, plain->text);
+            QCOMPARE(spec->reason, plain->reason);
+            QCOMPARE(plain->draftedTokens, 0);
+            // Every token but an ending draw (not EOS: that one is not in the reply) is fed, one a step.
+            const bool lastFed = plain->reason == StopReason::EndOfGeneration;
+            QCOMPARE(plain->decodeSteps, int(plain->tokens.size()) - (lastFed ? 0 : 1));
+            QCOMPARE(spec->decodeSteps + spec->acceptedDrafts, plain->decodeSteps);
+            if (temperature == 0.0f)
+                QVERIFY2(spec->acceptedDrafts >= minKeptGreedy, qPrintable(QString("kept %1").arg(spec->acceptedDrafts)));
+            QVERIFY(spec->acceptedDrafts <= spec->draftedTokens);
+            // The guesses the sampler did not draw left no KV behind: the session holds
+            // exactly prompt + reply, and its next logits are the plain session's (whose
+            // reply KV was written by one-token steps, as the kept guesses' was).
+            std::vector<TokenId> held = prompt;
+            held.insert(held.end(), spec->tokens.begin(), spec->tokens.end());
+            if (!lastFed) held.pop_back();
+            const auto tokens = specSession->tokens();
+            QCOMPARE(std::vector<TokenId>(tokens.begin(), tokens.end()), held);
+            const auto probe = model_->tokenize(" And", false, false);
+            auto next = specSession->evaluate(probe);
+            auto expected = plainSession->evaluate(probe);
+            QVERIFY(next.isOk() && expected.isOk());
+            const auto [diff, norm] = maxDiff(*expected, *next);
+            QVERIFY2(diff <= 1e-5 * norm, qPrintable(QString("max diff %1 of %2").arg(diff).arg(norm)));
+        }
     }
 
 private slots:
@@ -117,49 +165,59 @@ private slots:
     }
 
     void lookupDraftsLeaveTheReplyAsItWas() {
-        // A reply that copies its prompt: lookup drafts are kept, so it takes fewer
-        // steps, and every token is still the sampler's own draw from its own row
-        // (greedy, and seeded sampling), so the reply is the plain one.
-        const std::vector<ChatMessage> messages = {
-            {"user", "Copy this list exactly:\n- red apples\n- green pears\n- yellow bananas\n- purple plums"}};
-        const auto prompt = buildChatPrompt(*model_, messages, true);
-        for (const float temperature : {0.0f, 0.8f}) {
-            GenerateParams p = greedy(48);
-            p.sampling.temperature = temperature;
-            p.sampling.seed = 99;
-            auto plainSession = newSession();
-            const auto plain = plainSession->generate(prompt, p);
-            QVERIFY(plain.isOk());
-            p.lookupDraft = 6;
-            auto lookupSession = newSession();
-            const auto looked = lookupSession->generate(prompt, p);
-            QVERIFY(looked.isOk());
-            QCOMPARE(looked->tokens, plain->tokens);
-            QCOMPARE(looked->text, plain->text);
-            QCOMPARE(looked->reason, plain->reason);
-            QCOMPARE(plain->draftedTokens, 0);
-            // Every token but an ending draw (not EOS: that one is not in the reply) is fed, one a step.
-            const bool lastFed = plain->reason == StopReason::EndOfGeneration;
-            QCOMPARE(plain->decodeSteps, int(plain->tokens.size()) - (lastFed ? 0 : 1));
-            QCOMPARE(looked->decodeSteps + looked->acceptedDrafts, plain->decodeSteps);
-            if (temperature == 0.0f)  // the greedy copy follows the prompt: most guesses hold
-                QVERIFY2(looked->acceptedDrafts >= 10, qPrintable(QString("kept %1").arg(looked->acceptedDrafts)));
-            QVERIFY(looked->acceptedDrafts <= looked->draftedTokens);
-            // The guesses the sampler did not draw left no KV behind: the session holds
-            // exactly prompt + reply, and its next logits are the plain session's (whose
-            // reply KV was written by one-token steps, as the kept guesses' was).
-            std::vector<TokenId> held = prompt;
-            held.insert(held.end(), looked->tokens.begin(), looked->tokens.end());
-            if (!lastFed) held.pop_back();
-            const auto tokens = lookupSession->tokens();
-            QCOMPARE(std::vector<TokenId>(tokens.begin(), tokens.end()), held);
-            const auto probe = model_->tokenize(" And", false, false);
-            auto next = lookupSession->evaluate(probe);
-            auto expected = plainSession->evaluate(probe);
-            QVERIFY(next.isOk() && expected.isOk());
-            const auto [diff, norm] = maxDiff(*expected, *next);
-            QVERIFY2(diff <= 1e-5 * norm, qPrintable(QString("max diff %1 of %2").arg(diff).arg(norm)));
-        }
+        // The greedy copy follows the prompt: most guesses looked up in it hold.
+        checkSpeculationKeepsTheReply([](GenerateParams& p) { p.lookupDraft = 6; }, 10);
+    }
+
+    void modelDraftsLeaveTheReplyAsItWas() {
+        // The model drafting for itself from a second session: greedy, its every
+        // confident guess is the model's own next token, so all are kept.
+        auto draft = newSession();
+        checkSpeculationKeepsTheReply(
+            [&](GenerateParams& p) {
+                p.draft = draft.get();
+                p.draftTokens = 4;
+            },
+            10);
+        GenerateParams self = greedy(4);
+        auto s = newSession();
+        self.draft = s.get();
+        QCOMPARE(s->generate(model_->tokenize("Hi", true, false), self).status().code(), ErrorCode::InvalidArgument);
+    }
+
+    void proposeContinuesGreedilyWhileConfident() {
+        auto s = newSession();
+        const auto prompt = model_->tokenize("1, 2, 3, 4, 5, 6, 7,", true, false);
+        auto guesses = s->propose(prompt, 5, 0.0f);
+        QVERIFY(guesses.isOk());
+        QCOMPARE(int(guesses->size()), 5);
+        auto plain = newSession()->generate(prompt, greedy(5));
+        QVERIFY(plain.isOk());
+        QCOMPARE(*guesses, plain->tokens);
+        // It holds the prompt and the guesses but the last; a second call reuses them.
+        QCOMPARE(int(s->tokens().size()), int(prompt.size()) + 4);
+        std::vector<TokenId> longer = prompt;
+        longer.insert(longer.end(), guesses->begin(), guesses->begin() + 2);
+        auto again = s->propose(longer, 3, 0.0f);
+        QVERIFY(again.isOk());
+        QCOMPARE(*again, std::vector<TokenId>(guesses->begin() + 2, guesses->end()));
+        // Nothing is sure enough at probability 1.
+        auto none = s->propose(prompt, 5, 1.01f);
+        QVERIFY(none.isOk());
+        QVERIFY(none->empty());
+    }
+
+    void draftModelsMustShareTheVocabulary() {
+        QVERIFY(draftCompatible(*model_, *model_).isOk());
+        if (!QFileInfo::exists(test::gemma3Path())) QSKIP("the Gemma 3 model is not fetched");
+        LoadOptions o;
+        o.path = test::gemma3Path().toStdString();
+        o.threads = 2;
+        auto gemma = Model::load(o);
+        QVERIFY2(gemma.isOk(), gemma.status().toString().c_str());
+        const Status s = draftCompatible(*model_, **gemma);
+        QCOMPARE(s.code(), ErrorCode::InvalidArgument);
+        QVERIFY2(s.message().find("vocabulary") != std::string::npos, s.message().c_str());
     }
 
     void maxTokensAndStopStrings() {

@@ -1,0 +1,44 @@
+#include "model_drafter.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace kestrel {
+
+void ModelDrafter::reset(std::span<const TokenId> history) {
+    history_.assign(history.begin(), history.end());
+    failure_.clear();
+}
+
+void ModelDrafter::draft(int max, std::vector<TokenId>& out) {
+    out.clear();
+    if (!failure_.empty() || max <= 0) return;
+    auto proposed = draft_.propose(history_, max, kMinProbability);
+    if (!proposed) {
+        // Drafting is only ever a shortcut: the reply goes on without it.
+        failure_ = proposed.status().message();
+        return;
+    }
+    for (TokenId id : proposed.value()) {
+        if (id >= targetVocab_) break;
+        out.push_back(id);
+    }
+}
+
+Status draftCompatible(const Model& target, const Model& draft) {
+    const int32_t a = target.info().vocabSize, b = draft.info().vocabSize;
+    // Models of one family may pad their vocabularies differently; the shared
+    // ids must mean the same text (llama.cpp allows the same 128 of padding).
+    constexpr int32_t kMaxPadding = 128;
+    if (std::abs(a - b) > kMaxPadding)
+        return Status(ErrorCode::InvalidArgument, "the draft model's vocabulary (" + std::to_string(b) +
+                                                      " tokens) is not the model's (" + std::to_string(a) + " tokens)");
+    for (TokenId id = 0; id < std::min(a, b); ++id)
+        if (target.tokenText(id) != draft.tokenText(id))
+            return Status(ErrorCode::InvalidArgument, "the draft model's vocabulary differs from the model's at token " +
+                                                          std::to_string(id) + " (\"" + draft.tokenText(id) +
+                                                          "\" against \"" + target.tokenText(id) + "\")");
+    return Status::ok();
+}
+
+}  // namespace kestrel
