@@ -472,12 +472,17 @@
             <translation>%1 (%2 tokens)</translation>
         </message>
         <message>
-            <location filename="../ui/ModelInfoCard.qml" line="63" />
+            <location filename="../ui/ModelInfoCard.qml" line="56" />
+            <source>Draft model</source>
+            <translation>Draft model</translation>
+        </message>
+        <message>
+            <location filename="../ui/ModelInfoCard.qml" line="79" />
             <source>Chat template: %1</source>
             <translation>Chat template: %1</translation>
         </message>
         <message>
-            <location filename="../ui/ModelInfoCard.qml" line="72" />
+            <location filename="../ui/ModelInfoCard.qml" line="88" />
             <source>Architecture, quantization, trained context and memory appear once the model is loaded (Apply).</source>
             <translation>Architecture, quantization, trained context and memory appear once the model is loaded (Apply).</translation>
         </message>
@@ -512,8 +517,8 @@
         </message>
         <message>
             <location filename="../ui/ModelSettings.qml" line="39" />
-            <source>Not used yet: a small model of the same family will guess tokens for the model to check.</source>
-            <translation>Not used yet: a small model of the same family will guess tokens for the model to check.</translation>
+            <source>A small model with the same vocabulary (one of the same family) that guesses tokens for the model to check, when speculative decoding is set to use it.</source>
+            <translation>A small model with the same vocabulary (one of the same family) that guesses tokens for the model to check, when speculative decoding is set to use it.</translation>
         </message>
         <message>
             <location filename="../ui/ModelSettings.qml" line="46" />
@@ -577,8 +582,8 @@
         </message>
         <message>
             <location filename="../ui/ModelSettings.qml" line="102" />
-            <source>Guesses the next words from earlier text in the chat and checks them in one step: the same replies, faster when they repeat it (code, rewrites, lists). CPU only for now.</source>
-            <translation>Guesses the next words from earlier text in the chat and checks them in one step: the same replies, faster when they repeat it (code, rewrites, lists). CPU only for now.</translation>
+            <source>Guesses the next words and checks them in one step: the same replies, in fewer steps. From the conversation: earlier text (code, rewrites, lists; CPU only for now). With the draft model: the model above.</source>
+            <translation>Guesses the next words and checks them in one step: the same replies, in fewer steps. From the conversation: earlier text (code, rewrites, lists; CPU only for now). With the draft model: the model above.</translation>
         </message>
         <message>
             <location filename="../ui/ModelSettings.qml" line="107" />
@@ -587,21 +592,26 @@
         </message>
         <message>
             <location filename="../ui/ModelSettings.qml" line="108" />
+            <source>With the draft model</source>
+            <translation>With the draft model</translation>
+        </message>
+        <message>
+            <location filename="../ui/ModelSettings.qml" line="109" />
             <source>Off</source>
             <translation>Off</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="116" />
+            <location filename="../ui/ModelSettings.qml" line="117" />
             <source>Choose a model file</source>
             <translation>Choose a model file</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="117" />
+            <location filename="../ui/ModelSettings.qml" line="118" />
             <source>GGUF models (*.gguf)</source>
             <translation>GGUF models (*.gguf)</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="117" />
+            <location filename="../ui/ModelSettings.qml" line="118" />
             <source>All files (*)</source>
             <translation>All files (*)</translation>
         </message>
@@ -811,43 +821,43 @@
         <name>kestrel::desktop::ChatController</name>
         <message>
             <location filename="../app/desktop/chat_controller.cpp" line="30" />
-            <location filename="../app/desktop/chat_controller.cpp" line="97" />
+            <location filename="../app/desktop/chat_controller.cpp" line="99" />
             <source>New chat</source>
             <translation>New chat</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="110" />
+            <location filename="../app/desktop/chat_controller.cpp" line="112" />
             <source>No model file was found at %1. Choose a .gguf model to start chatting.</source>
             <translation>No model file was found at %1. Choose a .gguf model to start chatting.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="151" />
-            <location filename="../app/desktop/chat_controller.cpp" line="152" />
+            <location filename="../app/desktop/chat_controller.cpp" line="157" />
+            <location filename="../app/desktop/chat_controller.cpp" line="158" />
             <source>The model could not be loaded: %1</source>
             <translation>The model could not be loaded: %1</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="193" />
+            <location filename="../app/desktop/chat_controller.cpp" line="199" />
             <source>The model is still loading; wait a moment.</source>
             <translation>The model is still loading; wait a moment.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="194" />
+            <location filename="../app/desktop/chat_controller.cpp" line="200" />
             <source>No model is loaded. Open Settings (Ctrl+,) to choose one.</source>
             <translation>No model is loaded. Open Settings (Ctrl+,) to choose one.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="492" />
+            <location filename="../app/desktop/chat_controller.cpp" line="498" />
             <source>Unknown export format "%1".</source>
             <translation>Unknown export format "%1".</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="496" />
+            <location filename="../app/desktop/chat_controller.cpp" line="502" />
             <source>Open a conversation to export, or export all of them.</source>
             <translation>Open a conversation to export, or export all of them.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="527" />
+            <location filename="../app/desktop/chat_controller.cpp" line="533" />
             <source>Kestrel conversations</source>
             <translation>Kestrel conversations</translation>
         </message>
@@ -855,12 +865,27 @@
     <context>
         <name>kestrel::desktop::EngineWorker</name>
         <message>
-            <location filename="../app/desktop/engine_worker.cpp" line="158" />
+            <location filename="../app/desktop/engine_worker.cpp" line="108" />
+            <source>The draft model could not be loaded: %1</source>
+            <translation>The draft model could not be loaded: %1</translation>
+        </message>
+        <message>
+            <location filename="../app/desktop/engine_worker.cpp" line="110" />
+            <source>The draft model cannot draft for this model: %1</source>
+            <translation>The draft model cannot draft for this model: %1</translation>
+        </message>
+        <message>
+            <location filename="../app/desktop/engine_worker.cpp" line="114" />
+            <source>The draft model could not be opened: %1</source>
+            <translation>The draft model could not be opened: %1</translation>
+        </message>
+        <message>
+            <location filename="../app/desktop/engine_worker.cpp" line="189" />
             <source>No model is loaded. Open Settings (Ctrl+,) and choose a .gguf model file.</source>
             <translation>No model is loaded. Open Settings (Ctrl+,) and choose a .gguf model file.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/engine_worker.cpp" line="175" />
+            <location filename="../app/desktop/engine_worker.cpp" line="206" />
             <source>The chat template failed: %1</source>
             <translation>The chat template failed: %1</translation>
         </message>
@@ -903,72 +928,77 @@
             <translation>Choose 16-bit or 8-bit.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="140" />
-            <source>Choose from the conversation, or off.</source>
-            <translation>Choose from the conversation, or off.</translation>
+            <location filename="../app/desktop/settings_model.cpp" line="141" />
+            <source>Choose from the conversation, with the draft model, or off.</source>
+            <translation>Choose from the conversation, with the draft model, or off.</translation>
         </message>
         <message>
             <location filename="../app/desktop/settings_model.cpp" line="143" />
+            <source>Choose a draft model above first.</source>
+            <translation>Choose a draft model above first.</translation>
+        </message>
+        <message>
+            <location filename="../app/desktop/settings_model.cpp" line="146" />
             <source>Use 0 for the model's default, or a positive number of tokens.</source>
             <translation>Use 0 for the model's default, or a positive number of tokens.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="145" />
+            <location filename="../app/desktop/settings_model.cpp" line="148" />
             <source>At least 256 tokens are needed for a conversation.</source>
             <translation>At least 256 tokens are needed for a conversation.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="148" />
+            <location filename="../app/desktop/settings_model.cpp" line="151" />
             <source>The model was trained on %1 tokens; a longer context produces garbage. Use %1 or less.</source>
             <translation>The model was trained on %1 tokens; a longer context produces garbage. Use %1 or less.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="150" />
+            <location filename="../app/desktop/settings_model.cpp" line="153" />
             <source>Between 0 (always the likeliest token) and 5.</source>
             <translation>Between 0 (always the likeliest token) and 5.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="151" />
+            <location filename="../app/desktop/settings_model.cpp" line="154" />
             <source>0 turns top-k off; otherwise up to 100000.</source>
             <translation>0 turns top-k off; otherwise up to 100000.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="152" />
+            <location filename="../app/desktop/settings_model.cpp" line="155" />
             <source>Above 0 and at most 1 (1 turns top-p off).</source>
             <translation>Above 0 and at most 1 (1 turns top-p off).</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="153" />
+            <location filename="../app/desktop/settings_model.cpp" line="156" />
             <source>At least 0 (off) and below 1.</source>
             <translation>At least 0 (off) and below 1.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="155" />
+            <location filename="../app/desktop/settings_model.cpp" line="158" />
             <source>Between 0.5 and 3; 1 turns the penalty off.</source>
             <translation>Between 0.5 and 3; 1 turns the penalty off.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="158" />
+            <location filename="../app/desktop/settings_model.cpp" line="161" />
             <source>A whole number from 0 (a new random seed each reply) up to 2^64-1.</source>
             <translation>A whole number from 0 (a new random seed each reply) up to 2^64-1.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="160" />
+            <location filename="../app/desktop/settings_model.cpp" line="163" />
             <source>A positive number of tokens, or -1 for no limit but the context.</source>
             <translation>A positive number of tokens, or -1 for no limit but the context.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="162" />
+            <location filename="../app/desktop/settings_model.cpp" line="165" />
             <source>A reply cannot be longer than the context (%1 tokens).</source>
             <translation>A reply cannot be longer than the context (%1 tokens).</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="166" />
+            <location filename="../app/desktop/settings_model.cpp" line="169" />
             <source>This does not look like a Jinja chat template ({{ ... }} / {% ... %}).</source>
             <translation>This does not look like a Jinja chat template ({{ ... }} / {% ... %}).</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="168" />
+            <location filename="../app/desktop/settings_model.cpp" line="171" />
             <source>Unknown language.</source>
             <translation>Unknown language.</translation>
         </message>

@@ -472,12 +472,17 @@
             <translation>%1（%2 个词元）</translation>
         </message>
         <message>
-            <location filename="../ui/ModelInfoCard.qml" line="63" />
+            <location filename="../ui/ModelInfoCard.qml" line="56" />
+            <source>Draft model</source>
+            <translation>草稿模型</translation>
+        </message>
+        <message>
+            <location filename="../ui/ModelInfoCard.qml" line="79" />
             <source>Chat template: %1</source>
             <translation>聊天模板：%1</translation>
         </message>
         <message>
-            <location filename="../ui/ModelInfoCard.qml" line="72" />
+            <location filename="../ui/ModelInfoCard.qml" line="88" />
             <source>Architecture, quantization, trained context and memory appear once the model is loaded (Apply).</source>
             <translation>模型加载后（点击“应用”）将显示架构、量化方式、训练上下文和内存占用。</translation>
         </message>
@@ -512,8 +517,8 @@
         </message>
         <message>
             <location filename="../ui/ModelSettings.qml" line="39" />
-            <source>Not used yet: a small model of the same family will guess tokens for the model to check.</source>
-            <translation>尚未启用：同系列的小模型将来会为主模型预先猜测词元，由主模型验证。</translation>
+            <source>A small model with the same vocabulary (one of the same family) that guesses tokens for the model to check, when speculative decoding is set to use it.</source>
+            <translation>与主模型词表相同的小模型（同一系列），在推测解码设为使用它时，先猜出若干词元再交由主模型核验。</translation>
         </message>
         <message>
             <location filename="../ui/ModelSettings.qml" line="46" />
@@ -577,8 +582,8 @@
         </message>
         <message>
             <location filename="../ui/ModelSettings.qml" line="102" />
-            <source>Guesses the next words from earlier text in the chat and checks them in one step: the same replies, faster when they repeat it (code, rewrites, lists). CPU only for now.</source>
-            <translation>根据对话中先前的文字猜测接下来的词，并在一步内验证：回复完全相同，重复先前内容时（代码、改写、列表）更快。目前仅用于 CPU。</translation>
+            <source>Guesses the next words and checks them in one step: the same replies, in fewer steps. From the conversation: earlier text (code, rewrites, lists; CPU only for now). With the draft model: the model above.</source>
+            <translation>先猜出接下来的词，再一步核验：回复不变，步数更少。取自对话：依据前文（代码、改写、列表；目前仅限 CPU）。使用草稿模型：依据上方的草稿模型。</translation>
         </message>
         <message>
             <location filename="../ui/ModelSettings.qml" line="107" />
@@ -587,21 +592,26 @@
         </message>
         <message>
             <location filename="../ui/ModelSettings.qml" line="108" />
+            <source>With the draft model</source>
+            <translation>使用草稿模型</translation>
+        </message>
+        <message>
+            <location filename="../ui/ModelSettings.qml" line="109" />
             <source>Off</source>
             <translation>关闭</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="116" />
+            <location filename="../ui/ModelSettings.qml" line="117" />
             <source>Choose a model file</source>
             <translation>选择模型文件</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="117" />
+            <location filename="../ui/ModelSettings.qml" line="118" />
             <source>GGUF models (*.gguf)</source>
             <translation>GGUF 模型 (*.gguf)</translation>
         </message>
         <message>
-            <location filename="../ui/ModelSettings.qml" line="117" />
+            <location filename="../ui/ModelSettings.qml" line="118" />
             <source>All files (*)</source>
             <translation>所有文件 (*)</translation>
         </message>
@@ -811,43 +821,43 @@
         <name>kestrel::desktop::ChatController</name>
         <message>
             <location filename="../app/desktop/chat_controller.cpp" line="30" />
-            <location filename="../app/desktop/chat_controller.cpp" line="97" />
+            <location filename="../app/desktop/chat_controller.cpp" line="99" />
             <source>New chat</source>
             <translation>新对话</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="110" />
+            <location filename="../app/desktop/chat_controller.cpp" line="112" />
             <source>No model file was found at %1. Choose a .gguf model to start chatting.</source>
             <translation>在 %1 没有找到模型文件。请选择一个 .gguf 模型开始聊天。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="151" />
-            <location filename="../app/desktop/chat_controller.cpp" line="152" />
+            <location filename="../app/desktop/chat_controller.cpp" line="157" />
+            <location filename="../app/desktop/chat_controller.cpp" line="158" />
             <source>The model could not be loaded: %1</source>
             <translation>无法加载模型：%1</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="193" />
+            <location filename="../app/desktop/chat_controller.cpp" line="199" />
             <source>The model is still loading; wait a moment.</source>
             <translation>模型仍在加载，请稍候。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="194" />
+            <location filename="../app/desktop/chat_controller.cpp" line="200" />
             <source>No model is loaded. Open Settings (Ctrl+,) to choose one.</source>
             <translation>尚未加载模型。请打开设置 (Ctrl+,) 选择一个。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="492" />
+            <location filename="../app/desktop/chat_controller.cpp" line="498" />
             <source>Unknown export format "%1".</source>
             <translation>未知的导出格式“%1”。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="496" />
+            <location filename="../app/desktop/chat_controller.cpp" line="502" />
             <source>Open a conversation to export, or export all of them.</source>
             <translation>请打开一个要导出的对话，或导出所有对话。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/chat_controller.cpp" line="527" />
+            <location filename="../app/desktop/chat_controller.cpp" line="533" />
             <source>Kestrel conversations</source>
             <translation>Kestrel 对话</translation>
         </message>
@@ -855,12 +865,27 @@
     <context>
         <name>kestrel::desktop::EngineWorker</name>
         <message>
-            <location filename="../app/desktop/engine_worker.cpp" line="158" />
+            <location filename="../app/desktop/engine_worker.cpp" line="108" />
+            <source>The draft model could not be loaded: %1</source>
+            <translation>无法加载草稿模型：%1</translation>
+        </message>
+        <message>
+            <location filename="../app/desktop/engine_worker.cpp" line="110" />
+            <source>The draft model cannot draft for this model: %1</source>
+            <translation>该草稿模型不能为此模型起草：%1</translation>
+        </message>
+        <message>
+            <location filename="../app/desktop/engine_worker.cpp" line="114" />
+            <source>The draft model could not be opened: %1</source>
+            <translation>无法打开草稿模型：%1</translation>
+        </message>
+        <message>
+            <location filename="../app/desktop/engine_worker.cpp" line="189" />
             <source>No model is loaded. Open Settings (Ctrl+,) and choose a .gguf model file.</source>
             <translation>尚未加载模型。请打开设置 (Ctrl+,) 并选择一个 .gguf 模型文件。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/engine_worker.cpp" line="175" />
+            <location filename="../app/desktop/engine_worker.cpp" line="206" />
             <source>The chat template failed: %1</source>
             <translation>聊天模板出错：%1</translation>
         </message>
@@ -903,72 +928,77 @@
             <translation>请选择 16 位或 8 位。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="140" />
-            <source>Choose from the conversation, or off.</source>
-            <translation>请选择“取自对话”或“关闭”。</translation>
+            <location filename="../app/desktop/settings_model.cpp" line="141" />
+            <source>Choose from the conversation, with the draft model, or off.</source>
+            <translation>请选择“取自对话”、“使用草稿模型”或“关闭”。</translation>
         </message>
         <message>
             <location filename="../app/desktop/settings_model.cpp" line="143" />
+            <source>Choose a draft model above first.</source>
+            <translation>请先在上方选择草稿模型。</translation>
+        </message>
+        <message>
+            <location filename="../app/desktop/settings_model.cpp" line="146" />
             <source>Use 0 for the model's default, or a positive number of tokens.</source>
             <translation>填 0 使用模型默认值，或填一个正的词元数。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="145" />
+            <location filename="../app/desktop/settings_model.cpp" line="148" />
             <source>At least 256 tokens are needed for a conversation.</source>
             <translation>对话至少需要 256 个词元。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="148" />
+            <location filename="../app/desktop/settings_model.cpp" line="151" />
             <source>The model was trained on %1 tokens; a longer context produces garbage. Use %1 or less.</source>
             <translation>该模型的训练上下文为 %1 个词元；更长的上下文会产生乱码。请使用 %1 或更小的值。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="150" />
+            <location filename="../app/desktop/settings_model.cpp" line="153" />
             <source>Between 0 (always the likeliest token) and 5.</source>
             <translation>介于 0（总是选择概率最高的词元）和 5 之间。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="151" />
+            <location filename="../app/desktop/settings_model.cpp" line="154" />
             <source>0 turns top-k off; otherwise up to 100000.</source>
             <translation>0 表示关闭 top-k；否则最大为 100000。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="152" />
+            <location filename="../app/desktop/settings_model.cpp" line="155" />
             <source>Above 0 and at most 1 (1 turns top-p off).</source>
             <translation>大于 0 且不超过 1（1 表示关闭 top-p）。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="153" />
+            <location filename="../app/desktop/settings_model.cpp" line="156" />
             <source>At least 0 (off) and below 1.</source>
             <translation>不小于 0（关闭）且小于 1。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="155" />
+            <location filename="../app/desktop/settings_model.cpp" line="158" />
             <source>Between 0.5 and 3; 1 turns the penalty off.</source>
             <translation>介于 0.5 和 3 之间；1 表示关闭惩罚。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="158" />
+            <location filename="../app/desktop/settings_model.cpp" line="161" />
             <source>A whole number from 0 (a new random seed each reply) up to 2^64-1.</source>
             <translation>0（每次回复使用新的随机种子）到 2^64-1 之间的整数。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="160" />
+            <location filename="../app/desktop/settings_model.cpp" line="163" />
             <source>A positive number of tokens, or -1 for no limit but the context.</source>
             <translation>正的词元数，或填 -1 表示仅受上下文限制。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="162" />
+            <location filename="../app/desktop/settings_model.cpp" line="165" />
             <source>A reply cannot be longer than the context (%1 tokens).</source>
             <translation>回复不能超过上下文长度（%1 个词元）。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="166" />
+            <location filename="../app/desktop/settings_model.cpp" line="169" />
             <source>This does not look like a Jinja chat template ({{ ... }} / {% ... %}).</source>
             <translation>这看起来不像 Jinja 聊天模板（{{ ... }} / {% ... %}）。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/settings_model.cpp" line="168" />
+            <location filename="../app/desktop/settings_model.cpp" line="171" />
             <source>Unknown language.</source>
             <translation>未知语言。</translation>
         </message>

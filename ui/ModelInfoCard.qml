@@ -53,6 +53,22 @@ Rectangle {
             visible: card.info.loaded === true
             text: qsTr("%1 (%2 tokens)").arg(card.bytes(card.info.memoryBytes)).arg(card.info.contextLength || 0)
         }
+        Key { text: qsTr("Draft model"); visible: card.info.loaded === true && (card.info.draftName || "").length > 0 }
+        Value {
+            objectName: "draftModelName"
+            visible: card.info.loaded === true && (card.info.draftName || "").length > 0
+            text: card.info.draftName || ""
+        }
+        Text {
+            objectName: "draftModelWarning"
+            visible: card.info.loaded === true && (card.info.draftWarning || "").length > 0
+            Layout.columnSpan: 4
+            Layout.fillWidth: true
+            wrapMode: Text.Wrap
+            color: Theme.danger
+            font.pixelSize: Theme.fontSizeSmall
+            text: card.info.draftWarning || ""
+        }
         Text {
             visible: card.info.loaded === true && Chat.templateWarning.length > 0
             Layout.columnSpan: 4

@@ -36,7 +36,7 @@ ColumnLayout {
     SettingsField {
         Layout.fillWidth: true
         label: qsTr("Draft model (optional)")
-        hint: qsTr("Not used yet: a small model of the same family will guess tokens for the model to check.")
+        hint: qsTr("A small model with the same vocabulary (one of the same family) that guesses tokens for the model to check, when speculative decoding is set to use it.")
         key: "draftModelPath"
         RowLayout {
             width: parent.width
@@ -99,12 +99,13 @@ ColumnLayout {
             Layout.fillWidth: true
             Layout.preferredWidth: 1
             label: qsTr("Speculative decoding")
-            hint: qsTr("Guesses the next words from earlier text in the chat and checks them in one step: the same replies, faster when they repeat it (code, rewrites, lists). CPU only for now.")
+            hint: qsTr("Guesses the next words and checks them in one step: the same replies, in fewer steps. From the conversation: earlier text (code, rewrites, lists; CPU only for now). With the draft model: the model above.")
             key: "speculation"
             ChoiceBox {
                 key: "speculation"
                 objectName: "speculationBox"
                 choices: [{ value: "lookup", text: qsTr("From the conversation") },
+                          { value: "draft", text: qsTr("With the draft model") },
                           { value: "off", text: qsTr("Off") }]
             }
         }

@@ -76,7 +76,11 @@ bool openDraft(Args& args, const Model& target, int32_t contextLength, Draft& ou
         std::fprintf(stderr, "kestrel-cli: --draft-n takes a count of at least 1\n");
         return false;
     }
-    out.model = loadModel(args, false, [&](LoadOptions& o) { o.path = *path; });
+    out.model = loadModel(args, false, [&](LoadOptions& o) {
+        o.path = *path;
+        // One sequence as long as the model's, not the share of free memory a main model takes.
+        o.kvPoolTokens = int64_t(contextLength) + 256;
+    });
     if (!out.model) return false;
     if (Status ok = draftCompatible(target, *out.model); !ok.isOk()) {
         runtimeError(Status(ok.code(), *path + ": " + ok.message()));

@@ -68,7 +68,9 @@ ChatController::ChatController(SettingsModel* settings, const QString& databaseP
         if (r.path != modelInfo_.value(QStringLiteral("path")).toString() || modelState_ != QLatin1String("ready") ||
             r.contextLength != modelInfo_.value(QStringLiteral("requestedContext")).toInt() ||
             r.device != modelInfo_.value(QStringLiteral("device")).toString() ||
-            r.chatTemplate != modelInfo_.value(QStringLiteral("chatTemplate")).toString())
+            r.chatTemplate != modelInfo_.value(QStringLiteral("chatTemplate")).toString() ||
+            r.kvCache != modelInfo_.value(QStringLiteral("requestedKvCache")).toString() ||
+            r.draftPath != modelInfo_.value(QStringLiteral("draftPath")).toString())
             loadModel();
     });
 
@@ -122,7 +124,9 @@ void ChatController::loadModel() {
                   {QStringLiteral("fileName"), QFileInfo(request.path).fileName()},
                   {QStringLiteral("requestedContext"), request.contextLength},
                   {QStringLiteral("device"), request.device},
-                  {QStringLiteral("chatTemplate"), request.chatTemplate}};
+                  {QStringLiteral("chatTemplate"), request.chatTemplate},
+                  {QStringLiteral("requestedKvCache"), request.kvCache},
+                  {QStringLiteral("draftPath"), request.draftPath}};
     emit modelStateChanged();
     emit loadProgressChanged();
     emit requestLoad(request);
@@ -135,6 +139,8 @@ void ChatController::onModelLoaded(const ModelSummary& summary) {
     info.insert(QStringLiteral("requestedContext"), modelInfo_.value(QStringLiteral("requestedContext")));
     info.insert(QStringLiteral("device"), modelInfo_.value(QStringLiteral("device")));
     info.insert(QStringLiteral("chatTemplate"), modelInfo_.value(QStringLiteral("chatTemplate")));
+    info.insert(QStringLiteral("requestedKvCache"), modelInfo_.value(QStringLiteral("requestedKvCache")));
+    info.insert(QStringLiteral("draftPath"), modelInfo_.value(QStringLiteral("draftPath")));
     modelInfo_ = info;
     modelState_ = QStringLiteral("ready");
     contextLength_ = summary.contextLength;

@@ -19,6 +19,9 @@ struct ModelLoadRequest {
     QString chatTemplate;                    // overrides the model's template when not empty
     // KV snapshots of conversations (kept across restarts); empty: off.
     QString snapshotDir;
+    // A smaller model of the same vocabulary for speculative decoding (GenerateParams::draft),
+    // loaded beside the model on the same device; empty: none.
+    QString draftPath;
 };
 
 struct ChatTurn {
@@ -42,6 +45,9 @@ struct GenerationRequest {
     bool continueLast = false;
     // Speculative decoding by lookup (GenerateParams::lookupDraft): the same reply, often in fewer steps.
     int lookupDraft = 0;
+    // Speculative decoding with the draft model loaded beside the model (GenerateParams::draftTokens);
+    // 0: not used.
+    int draftTokens = 0;
 };
 
 // The most tokens a step guesses from the conversation when lookup decoding is on. Measured
@@ -49,6 +55,9 @@ struct GenerationRequest {
 // tokens a second greedy and 1.20-1.22x at temperature 0.7, against 1.36-1.38x and 1.12x for a
 // fixed 4 (docs/PERFORMANCE.md).
 constexpr int kLookupDraftTokens = 6;
+// The most tokens the draft model guesses a step (llama.cpp's and LM Studio's default range is 4-16;
+// the draft stops earlier where it is not confident: ModelDrafter::kMinProbability).
+constexpr int kDraftModelTokens = 6;
 
 // What the UI shows about a loaded model (from kestrel::ModelInfo).
 struct ModelSummary {
@@ -61,6 +70,8 @@ struct ModelSummary {
     quint64 memoryBytes = 0;    // estimate for contextLength
     bool hasChatTemplate = false;
     QString templateWarning;    // why a built-in format is used (and which); empty when the model's template is
+    QString draftName;          // the draft model in use (its name), or empty
+    QString draftWarning;       // why the requested draft model is not used, or empty
 
     QVariantMap toVariantMap() const;
 };
@@ -75,6 +86,8 @@ struct GenerationStats {
     double tokensPerSecond = 0;
     int contextUsed = 0;
     int contextLength = 0;
+    int draftedTokens = 0;   // guessed by speculative decoding (lookup or the draft model)
+    int acceptedDrafts = 0;  // of those, kept in the reply
 };
 
 void registerEngineMetaTypes();

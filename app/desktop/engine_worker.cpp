@@ -21,6 +21,9 @@ QVariantMap ModelSummary::toVariantMap() const {
         {QStringLiteral("contextLength"), contextLength},
         {QStringLiteral("memoryBytes"), double(memoryBytes)},
         {QStringLiteral("hasChatTemplate"), hasChatTemplate},
+        {QStringLiteral("templateWarning"), templateWarning},
+        {QStringLiteral("draftName"), draftName},
+        {QStringLiteral("draftWarning"), draftWarning},
     };
 }
 
@@ -89,6 +92,29 @@ void EngineWorker::unloadModel() {
     formatter_.reset();
     session_.reset();
     model_.reset();
+    draftSession_.reset();
+    draftModel_.reset();
+}
+
+QString EngineWorker::loadDraft(const ModelLoadRequest& request, const LoadOptions& mainOptions, const Model& model,
+                                int32_t contextLength) {
+    LoadOptions options = mainOptions;
+    options.path = request.draftPath.toStdString();
+    options.snapshotDir.clear();
+    options.onProgress = [this](float) { return !loadCancelled_.load(); };
+    // One sequence as long as the model's: not the share of free memory a main model takes.
+    options.kvPoolTokens = int64_t(contextLength) + 256;
+    auto draft = Model::load(options);
+    if (!draft) return tr("The draft model could not be loaded: %1").arg(fromStd(draft.status().message()));
+    if (const Status ok = draftCompatible(model, *draft.value()); !ok.isOk())
+        return tr("The draft model cannot draft for this model: %1").arg(fromStd(ok.message()));
+    SessionOptions sessionOptions;
+    sessionOptions.contextLength = contextLength;
+    auto session = Session::create(draft.value(), sessionOptions);
+    if (!session) return tr("The draft model could not be opened: %1").arg(fromStd(session.status().message()));
+    draftModel_ = std::move(draft.value());
+    draftSession_ = std::move(session.value());
+    return {};
 }
 
 void EngineWorker::loadModel(const ModelLoadRequest& request) {
@@ -137,6 +163,11 @@ void EngineWorker::loadModel(const ModelLoadRequest& request) {
     summary.hasChatTemplate = !info.chatTemplate.empty();
     auto formatter = std::make_unique<ChatFormatter>(*model.value(), request.chatTemplate.toStdString());
     summary.templateWarning = fromStd(formatter->warning());
+    if (!request.draftPath.isEmpty()) {
+        // A draft that cannot be used leaves the model usable, with a note why.
+        summary.draftWarning = loadDraft(request, options, *model.value(), summary.contextLength);
+        if (draftModel_) summary.draftName = fromStd(draftModel_->info().name);
+    }
     {
         std::lock_guard lock(sessionMutex_);
         model_ = std::move(model.value());
@@ -185,6 +216,10 @@ void EngineWorker::generate(quint64 requestId, const GenerationRequest& request)
     params.sampling.seed = request.seed;
     params.maxTokens = request.maxTokens;
     params.lookupDraft = lookupHelps_ ? request.lookupDraft : 0;
+    if (draftSession_ && request.draftTokens > 0) {
+        params.draft = draftSession_.get();
+        params.draftTokens = request.draftTokens;
+    }
     params.stopStrings = formatter_->stopStrings();
 
     // Pieces are whole UTF-8 characters (the engine holds back partial ones),
@@ -222,6 +257,8 @@ void EngineWorker::generate(quint64 requestId, const GenerationRequest& request)
     stats.tokensPerSecond = r.decodeMs > 0 && r.tokens.size() > 1 ? 1000.0 * double(r.tokens.size() - 1) / r.decodeMs : 0.0;
     stats.contextUsed = int(session_->tokens().size());
     stats.contextLength = session_->contextLength();
+    stats.draftedTokens = r.draftedTokens;
+    stats.acceptedDrafts = r.acceptedDrafts;
     emit replyFinished(requestId, stats);
 }
 

@@ -23,6 +23,7 @@ namespace kestrel {
 class ChatFormatter;
 class Model;
 class Session;
+struct LoadOptions;
 }  // namespace kestrel
 
 namespace kestrel::desktop {
@@ -65,6 +66,10 @@ private:
     // re-prefilling is faster, and ignores a corrupt or foreign one).
     void saveActiveConversation();
     void enterConversation(const QString& key);
+    // Loads request.draftPath beside `model` into draftModel_ and draftSession_; returns why
+    // it cannot be used (empty: it is).
+    QString loadDraft(const ModelLoadRequest& request, const kestrel::LoadOptions& mainOptions,
+                      const kestrel::Model& model, int32_t contextLength);
 
     std::shared_ptr<kestrel::Model> model_;
     // Lookup decoding (GenerationRequest::lookupDraft) on the CPU only, for now: on an H100 it gave
@@ -75,6 +80,9 @@ private:
     QSet<QString> visitedConversations_;
     std::unique_ptr<kestrel::Session> session_;
     std::unique_ptr<kestrel::ChatFormatter> formatter_;
+    // The draft model (GenerationRequest::draftTokens), on the model's device, and its session.
+    std::shared_ptr<kestrel::Model> draftModel_;
+    std::unique_ptr<kestrel::Session> draftSession_;
     std::mutex sessionMutex_;  // guards the session_ pointer against stop() from other threads
     std::atomic<quint64> stopUpTo_{0};
     std::atomic<bool> loadCancelled_{false};

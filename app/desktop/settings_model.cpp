@@ -136,8 +136,11 @@ bool SettingsModel::validate() {
         e[QStringLiteral("device")] = tr("Choose CPU, one CUDA GPU or several GPUs.");
     if (kvCache_ != QLatin1String("f16") && kvCache_ != QLatin1String("int8"))
         e[QStringLiteral("kvCache")] = tr("Choose 16-bit or 8-bit.");
-    if (speculation_ != QLatin1String("lookup") && speculation_ != QLatin1String("off"))
-        e[QStringLiteral("speculation")] = tr("Choose from the conversation, or off.");
+    if (speculation_ != QLatin1String("lookup") && speculation_ != QLatin1String("draft") &&
+        speculation_ != QLatin1String("off"))
+        e[QStringLiteral("speculation")] = tr("Choose from the conversation, with the draft model, or off.");
+    else if (speculation_ == QLatin1String("draft") && draftModelPath_.isEmpty())
+        e[QStringLiteral("speculation")] = tr("Choose a draft model above first.");
     const int trained = trainedContext();
     if (contextLength_ < 0)
         e[QStringLiteral("contextLength")] = tr("Use 0 for the model's default, or a positive number of tokens.");
@@ -219,8 +222,9 @@ void SettingsModel::fillGenerationRequest(GenerationRequest* r) const {
     r->repeatPenalty = float(settings_->value(QStringLiteral("repeatPenalty"), 1.0).toDouble());
     r->seed = settings_->value(QStringLiteral("seed"), QStringLiteral("0")).toString().toULongLong();
     r->maxTokens = settings_->value(QStringLiteral("maxTokens"), 512).toInt();
-    const bool lookup = settings_->value(QStringLiteral("speculation"), QStringLiteral("lookup")).toString() != QLatin1String("off");
-    r->lookupDraft = lookup ? kLookupDraftTokens : 0;
+    const QString speculation = settings_->value(QStringLiteral("speculation"), QStringLiteral("lookup")).toString();
+    r->lookupDraft = speculation == QLatin1String("lookup") ? kLookupDraftTokens : 0;
+    r->draftTokens = speculation == QLatin1String("draft") ? kDraftModelTokens : 0;
     settings_->endGroup();
 }
 
@@ -250,6 +254,8 @@ ModelLoadRequest SettingsModel::appliedLoadRequest() const {
     r.contextLength = settings_->value(group + QStringLiteral("/contextLength"), 0).toInt();
     r.chatTemplate = settings_->value(group + QStringLiteral("/chatTemplate")).toString();
     r.snapshotDir = QStandardPaths::writableLocation(QStandardPaths::CacheLocation) + QStringLiteral("/kv-snapshots");
+    if (settings_->value(group + QStringLiteral("/speculation")).toString() == QLatin1String("draft"))
+        r.draftPath = settings_->value(group + QStringLiteral("/draftModelPath")).toString();
     return r;
 }
 

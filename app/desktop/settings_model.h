@@ -27,7 +27,8 @@ class SettingsModel : public QObject {
     Q_PROPERTY(QString draftModelPath MEMBER draftModelPath_ NOTIFY edited)
     Q_PROPERTY(QString device MEMBER device_ NOTIFY edited)
     Q_PROPERTY(QString kvCache MEMBER kvCache_ NOTIFY edited)  // "f16", "int8" (CPU only)
-    // "lookup" (tokens guessed from the conversation, checked in one step: GenerateParams::lookupDraft), "off"
+    // "lookup" (tokens guessed from the conversation, checked in one step: GenerateParams::lookupDraft),
+    // "draft" (guessed by the draft model: GenerateParams::draft), "off"
     Q_PROPERTY(QString speculation MEMBER speculation_ NOTIFY edited)
     Q_PROPERTY(int contextLength MEMBER contextLength_ NOTIFY edited)
     Q_PROPERTY(double temperature MEMBER temperature_ NOTIFY edited)

@@ -200,6 +200,46 @@ private slots:
         QVERIFY2(text.contains("Paris"), qPrintable(text));
     }
 
+    void draftModelDraftsAndAMismatchedOneIsExplained() {
+        KESTREL_REQUIRE_MODEL(kestrel::test::smollm2Path());
+        QSignalSpy loaded(this, &TestEngineWorker::modelLoaded);
+        QSignalSpy pieces(this, &TestEngineWorker::pieceGenerated);
+        QSignalSpy finished(this, &TestEngineWorker::replyFinished);
+        ModelLoadRequest r;
+        r.path = kestrel::test::smollm2Path();
+        r.contextLength = 1024;
+        r.draftPath = r.path;  // the model drafting for itself: its confident guesses all hold
+        QMetaObject::invokeMethod(worker_, "loadModel", Qt::QueuedConnection, Q_ARG(kestrel::desktop::ModelLoadRequest, r));
+        QVERIFY(loaded.wait(60000));
+        const auto summary = loaded.at(0).at(0).value<ModelSummary>();
+        QVERIFY2(summary.draftWarning.isEmpty(), qPrintable(summary.draftWarning));
+        QVERIFY(!summary.draftName.isEmpty());
+        QCOMPARE(summary.toVariantMap().value("draftName").toString(), summary.draftName);
+        GenerationRequest g = request("What is the capital of France?", 24);
+        g.draftTokens = kDraftModelTokens;
+        QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection, Q_ARG(quint64, 30),
+                                  Q_ARG(kestrel::desktop::GenerationRequest, g));
+        QVERIFY(finished.wait(60000));
+        QString text;
+        for (const auto& p : pieces) text += p.at(1).toString();
+        QVERIFY2(text.contains("Paris"), qPrintable(text));
+        const auto stats = finished.at(0).at(1).value<GenerationStats>();
+        QVERIFY2(stats.acceptedDrafts > 0, qPrintable(QString("kept %1 of %2").arg(stats.acceptedDrafts).arg(stats.draftedTokens)));
+
+        // A draft of another vocabulary: the model loads and answers; the summary says why the draft is unused.
+        if (!QFileInfo::exists(kestrel::test::gemma3Path())) QSKIP("the Gemma 3 model is not fetched");
+        r.draftPath = kestrel::test::gemma3Path();
+        QMetaObject::invokeMethod(worker_, "loadModel", Qt::QueuedConnection, Q_ARG(kestrel::desktop::ModelLoadRequest, r));
+        QVERIFY(loaded.wait(60000));
+        const auto mismatched = loaded.at(1).at(0).value<ModelSummary>();
+        QVERIFY(mismatched.draftName.isEmpty());
+        QVERIFY2(mismatched.draftWarning.contains("vocabulary"), qPrintable(mismatched.draftWarning));
+        QMetaObject::invokeMethod(worker_, "generate", Qt::QueuedConnection, Q_ARG(quint64, 31),
+                                  Q_ARG(kestrel::desktop::GenerationRequest, g));
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(finished.at(1).at(1).value<GenerationStats>().draftedTokens, 0);
+    }
+
     void cancelledLoadReportsCancelled() {
         KESTREL_REQUIRE_MODEL(kestrel::test::smollm2Path());
         QSignalSpy failed(this, &TestEngineWorker::loadFailed);

@@ -133,6 +133,29 @@ private slots:
         QCOMPARE(again.appliedLoadRequest().kvCache, QString("int8"));
     }
 
+    void draftModelSpeculation() {
+        SettingsModel s;
+        s.setModelPath(modelA_);
+        s.setProperty("speculation", "draft");
+        QVERIFY(!s.validate());  // no draft model chosen
+        QVERIFY(!s.fieldError("speculation").isEmpty());
+        s.setProperty("draftModelPath", modelB_);
+        QVERIFY2(s.validate(), qPrintable(QStringList(s.fieldErrors().keys()).join(',')));
+        QVERIFY(s.apply());
+        GenerationRequest r;
+        s.fillGenerationRequest(&r);
+        QCOMPARE(r.draftTokens, kDraftModelTokens);
+        QCOMPARE(r.lookupDraft, 0);
+        QCOMPARE(s.appliedLoadRequest().draftPath, modelB_);
+        // The draft model stays chosen but unused when speculation is from the conversation.
+        s.setProperty("speculation", "lookup");
+        QVERIFY(s.apply());
+        s.fillGenerationRequest(&r);
+        QCOMPARE(r.draftTokens, 0);
+        QCOMPARE(r.lookupDraft, kLookupDraftTokens);
+        QVERIFY(s.appliedLoadRequest().draftPath.isEmpty());
+    }
+
     void revertDropsEdits() {
         SettingsModel s;
         const double before = s.property("temperature").toDouble();
