@@ -156,7 +156,15 @@ Result<std::vector<TokenId>> Session::propose(std::span<const TokenId> tokens, i
     // softmax over them overstates the probability a little; a GPU then
     // returns 16 values instead of the vocabulary).
     const int32_t topK = topLogitsFor(16, vocab);
-    KESTREL_RETURN_IF_ERROR(s.append(tokens.subspan(size_t(common)), model::LogitsWanted::Last, true, topK));
+    // What a draft lacks between two calls is a token or two (the last guess
+    // kept and the model's next token): computed as decode rows, as one-token
+    // steps are, not as a prefill (on the CPU a two-token prefill chunk costs
+    // ~2x a one-token step: the model drafting for itself measured 123.6 ->
+    // 155.0 tok/s with this, docs/PERFORMANCE.md).
+    const auto rest = tokens.subspan(size_t(common));
+    constexpr size_t kDecodeRows = 8;
+    KESTREL_RETURN_IF_ERROR(
+        s.append(rest, model::LogitsWanted::Last, true, topK, rest.size() <= kDecodeRows && rest.size() > 1));
     for (;;) {
         TokenId best = 0;
         double sum = 0;
