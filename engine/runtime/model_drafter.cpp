@@ -10,10 +10,24 @@ void ModelDrafter::reset(std::span<const TokenId> history) {
     failure_.clear();
 }
 
+namespace {
+
+// KESTREL_DRAFT_MIN_P overrides kMinProbability (to measure: 0 makes the draft
+// guess its full length whatever its confidence, as random-weight models need).
+float minProbability() {
+    static const float p = [] {
+        const char* v = std::getenv("KESTREL_DRAFT_MIN_P");
+        return v ? std::strtof(v, nullptr) : ModelDrafter::kMinProbability;
+    }();
+    return p;
+}
+
+}  // namespace
+
 void ModelDrafter::draft(int max, std::vector<TokenId>& out) {
     out.clear();
     if (!failure_.empty() || max <= 0) return;
-    auto proposed = draft_.propose(history_, max, kMinProbability);
+    auto proposed = draft_.propose(history_, max, minProbability());
     if (!proposed) {
         // Drafting is only ever a shortcut: the reply goes on without it.
         failure_ = proposed.status().message();
