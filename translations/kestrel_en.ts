@@ -871,8 +871,8 @@
         </message>
         <message>
             <location filename="../app/desktop/engine_worker.cpp" line="110" />
-            <source>The draft model cannot draft for this model: %1</source>
-            <translation>The draft model cannot draft for this model: %1</translation>
+            <source>The draft model is not used: %1</source>
+            <translation>The draft model is not used: %1</translation>
         </message>
         <message>
             <location filename="../app/desktop/engine_worker.cpp" line="114" />

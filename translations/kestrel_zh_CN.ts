@@ -871,8 +871,8 @@
         </message>
         <message>
             <location filename="../app/desktop/engine_worker.cpp" line="110" />
-            <source>The draft model cannot draft for this model: %1</source>
-            <translation>该草稿模型不能为此模型起草：%1</translation>
+            <source>The draft model is not used: %1</source>
+            <translation>未使用草稿模型：%1</translation>
         </message>
         <message>
             <location filename="../app/desktop/engine_worker.cpp" line="114" />

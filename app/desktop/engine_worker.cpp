@@ -107,7 +107,7 @@ QString EngineWorker::loadDraft(const ModelLoadRequest& request, const LoadOptio
     auto draft = Model::load(options);
     if (!draft) return tr("The draft model could not be loaded: %1").arg(fromStd(draft.status().message()));
     if (const Status ok = draftCompatible(model, *draft.value()); !ok.isOk())
-        return tr("The draft model cannot draft for this model: %1").arg(fromStd(ok.message()));
+        return tr("The draft model is not used: %1").arg(fromStd(ok.message()));
     SessionOptions sessionOptions;
     sessionOptions.contextLength = contextLength;
     auto session = Session::create(draft.value(), sessionOptions);
