@@ -185,12 +185,6 @@ public:
     // of every appended token, row-major [tokens, vocab]).
     Result<std::vector<float>> evaluate(std::span<const TokenId> tokens, bool allPositions = false);
 
-    // KV snapshots (LoadOptions::snapshotDir): save the tokens and KV this
-    // session holds under `key` (e.g. a conversation id); restore them into
-    // this session, so the next generate() reuses them instead of prefilling.
-    // restoreSnapshot returns the positions restored: 0 when there is no
-    // snapshot, when it is corrupt or for another model or engine (removed,
-    // reason in *note), or when re-prefilling is estimated to be faster.
     // Drafting for speculative decoding (GenerateParams::draft): makes the
     // session hold `tokens` (reusing the longest prefix it holds) and proposes up
     // to `max` tokens, each the most likely after those before it, ending before
@@ -198,6 +192,12 @@ public:
     // The session then holds `tokens` and every proposal but the last.
     Result<std::vector<TokenId>> propose(std::span<const TokenId> tokens, int32_t max, float minProbability);
 
+    // KV snapshots (LoadOptions::snapshotDir): save the tokens and KV this
+    // session holds under `key` (e.g. a conversation id); restore them into
+    // this session, so the next generate() reuses them instead of prefilling.
+    // restoreSnapshot returns the positions restored: 0 when there is no
+    // snapshot, when it is corrupt or for another model or engine (removed,
+    // reason in *note), or when re-prefilling is estimated to be faster.
     Status saveSnapshot(const std::string& key);
     Result<int32_t> restoreSnapshot(const std::string& key, std::string* note = nullptr);
 
