@@ -582,8 +582,8 @@
         </message>
         <message>
             <location filename="../ui/ModelSettings.qml" line="102" />
-            <source>Guesses the next words and checks them in one step: the same replies, in fewer steps. From the conversation: earlier text (code, rewrites, lists; CPU only for now). With the draft model: the model above.</source>
-            <translation>Guesses the next words and checks them in one step: the same replies, in fewer steps. From the conversation: earlier text (code, rewrites, lists; CPU only for now). With the draft model: the model above.</translation>
+            <source>Guesses the next words and checks them in one step: the same replies, in fewer steps. From the conversation: earlier text (code, rewrites, lists). With the draft model: the model above. CPU only for now.</source>
+            <translation>Guesses the next words and checks them in one step: the same replies, in fewer steps. From the conversation: earlier text (code, rewrites, lists). With the draft model: the model above. CPU only for now.</translation>
         </message>
         <message>
             <location filename="../ui/ModelSettings.qml" line="107" />
@@ -880,12 +880,17 @@
             <translation>The draft model could not be opened: %1</translation>
         </message>
         <message>
-            <location filename="../app/desktop/engine_worker.cpp" line="189" />
+            <location filename="../app/desktop/engine_worker.cpp" line="169" />
+            <source>The draft model is not used on a GPU yet: there its guesses cost more time than they save.</source>
+            <translation>The draft model is not used on a GPU yet: there its guesses cost more time than they save.</translation>
+        </message>
+        <message>
+            <location filename="../app/desktop/engine_worker.cpp" line="192" />
             <source>No model is loaded. Open Settings (Ctrl+,) and choose a .gguf model file.</source>
             <translation>No model is loaded. Open Settings (Ctrl+,) and choose a .gguf model file.</translation>
         </message>
         <message>
-            <location filename="../app/desktop/engine_worker.cpp" line="206" />
+            <location filename="../app/desktop/engine_worker.cpp" line="209" />
             <source>The chat template failed: %1</source>
             <translation>The chat template failed: %1</translation>
         </message>

@@ -582,8 +582,8 @@
         </message>
         <message>
             <location filename="../ui/ModelSettings.qml" line="102" />
-            <source>Guesses the next words and checks them in one step: the same replies, in fewer steps. From the conversation: earlier text (code, rewrites, lists; CPU only for now). With the draft model: the model above.</source>
-            <translation>先猜出接下来的词，再一步核验：回复不变，步数更少。取自对话：依据前文（代码、改写、列表；目前仅限 CPU）。使用草稿模型：依据上方的草稿模型。</translation>
+            <source>Guesses the next words and checks them in one step: the same replies, in fewer steps. From the conversation: earlier text (code, rewrites, lists). With the draft model: the model above. CPU only for now.</source>
+            <translation>先猜出接下来的词，再一步核验：回复不变，步数更少。取自对话：依据前文（代码、改写、列表）。使用草稿模型：依据上方的草稿模型。目前仅限 CPU。</translation>
         </message>
         <message>
             <location filename="../ui/ModelSettings.qml" line="107" />
@@ -880,12 +880,17 @@
             <translation>无法打开草稿模型：%1</translation>
         </message>
         <message>
-            <location filename="../app/desktop/engine_worker.cpp" line="189" />
+            <location filename="../app/desktop/engine_worker.cpp" line="169" />
+            <source>The draft model is not used on a GPU yet: there its guesses cost more time than they save.</source>
+            <translation>在 GPU 上暂不使用草稿模型：在那里它的猜测耗费的时间多于节省的时间。</translation>
+        </message>
+        <message>
+            <location filename="../app/desktop/engine_worker.cpp" line="192" />
             <source>No model is loaded. Open Settings (Ctrl+,) and choose a .gguf model file.</source>
             <translation>尚未加载模型。请打开设置 (Ctrl+,) 并选择一个 .gguf 模型文件。</translation>
         </message>
         <message>
-            <location filename="../app/desktop/engine_worker.cpp" line="206" />
+            <location filename="../app/desktop/engine_worker.cpp" line="209" />
             <source>The chat template failed: %1</source>
             <translation>聊天模板出错：%1</translation>
         </message>

@@ -99,7 +99,7 @@ ColumnLayout {
             Layout.fillWidth: true
             Layout.preferredWidth: 1
             label: qsTr("Speculative decoding")
-            hint: qsTr("Guesses the next words and checks them in one step: the same replies, in fewer steps. From the conversation: earlier text (code, rewrites, lists; CPU only for now). With the draft model: the model above.")
+            hint: qsTr("Guesses the next words and checks them in one step: the same replies, in fewer steps. From the conversation: earlier text (code, rewrites, lists). With the draft model: the model above. CPU only for now.")
             key: "speculation"
             ChoiceBox {
                 key: "speculation"

@@ -146,7 +146,7 @@ void EngineWorker::loadModel(const ModelLoadRequest& request) {
         emit loadFailed(fromStd(session.status().message()), false);
         return;
     }
-    lookupHelps_ = options.device == "cpu";
+    speculationHelps_ = options.device == "cpu";
     const ModelInfo& info = model.value()->info();
     ModelSummary summary;
     summary.path = request.path;
@@ -165,7 +165,10 @@ void EngineWorker::loadModel(const ModelLoadRequest& request) {
     summary.templateWarning = fromStd(formatter->warning());
     if (!request.draftPath.isEmpty()) {
         // A draft that cannot be used leaves the model usable, with a note why.
-        summary.draftWarning = loadDraft(request, options, *model.value(), summary.contextLength);
+        summary.draftWarning = options.device != "cpu"
+                                   ? tr("The draft model is not used on a GPU yet: there its guesses cost more time "
+                                        "than they save.")
+                                   : loadDraft(request, options, *model.value(), summary.contextLength);
         if (draftModel_) summary.draftName = fromStd(draftModel_->info().name);
     }
     {
@@ -215,7 +218,7 @@ void EngineWorker::generate(quint64 requestId, const GenerationRequest& request)
     params.sampling.repeatPenalty = request.repeatPenalty;
     params.sampling.seed = request.seed;
     params.maxTokens = request.maxTokens;
-    params.lookupDraft = lookupHelps_ ? request.lookupDraft : 0;
+    params.lookupDraft = speculationHelps_ ? request.lookupDraft : 0;
     if (draftSession_ && request.draftTokens > 0) {
         params.draft = draftSession_.get();
         params.draftTokens = request.draftTokens;

@@ -72,10 +72,12 @@ private:
                       const kestrel::Model& model, int32_t contextLength);
 
     std::shared_ptr<kestrel::Model> model_;
-    // Lookup decoding (GenerationRequest::lookupDraft) on the CPU only, for now: on an H100 it gave
-    // SmolLM2 1.13x greedy and 0.97x at temperature 0.7, and its replies parted from plain decoding's at
-    // near-ties, since CUDA's checked rows take the multi-token products (docs/PERFORMANCE.md).
-    bool lookupHelps_ = false;
+    // Speculative decoding (GenerationRequest::lookupDraft, draftTokens) on the CPU only, for now:
+    // CUDA's checked rows take the multi-token products, so replies part from plain decoding's at
+    // near-ties, and on an H100 lookup gave SmolLM2 1.13x greedy and 0.97x at temperature 0.7, while
+    // a draft model's step (~0.8 ms for a 135M shape) and a several-row check (~1.5x a step) cost an
+    // 8B model more than plausible guesses save (docs/PERFORMANCE.md). The draft model is not loaded.
+    bool speculationHelps_ = false;
     QString activeConversation_;
     QSet<QString> visitedConversations_;
     std::unique_ptr<kestrel::Session> session_;
