@@ -61,7 +61,7 @@ __device__ __forceinline__ void rowDot(const DevMatrix& w, int64_t r, const floa
     if constexpr (F == DevFormat::F16) {
         rowDotF16<NT>(w, r, x, t0, ntok, lane, acc);
     } else {
-        gemvdev::rowDotInt<F, NT, 1, CH>(w, r, w, r, xq, t0, ntok, lane, &acc);
+        gemvdev::rowDotInt<F, NT, 1, CH>(w, r, w, r, gemvdev::Q8In{xq}, t0, ntok, lane, &acc);
     }
 }
 
@@ -96,7 +96,10 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
 #pragma unroll
     for (int t = 0; t < NT; ++t) {
         const float s = warpSum(acc[t]);
-        if (lane == t && t < ntok) job.y[(t0 + t) * job.w.rows + row] = s;
+        if (lane == t && t < ntok) {
+            job.y[(t0 + t) * job.w.rows + row] = s;
+            if (job.residual) job.residual[(t0 + t) * job.w.rows + row] += s;
+        }
     }
 }
 
@@ -113,6 +116,7 @@ struct PlainTask {
     __device__ __forceinline__ void finish(int64_t k, const float (&v)[1]) const {
         const int j = jobOfRow(jobs, k);
         jobs.j[j].y[k] = v[0];
+        if (jobs.j[j].residual) jobs.j[j].residual[k] += v[0];
     }
 };
 
@@ -135,13 +139,17 @@ struct GluTask {
     }
 };
 
-template <DevFormat F, int NT>
+// Act: Q8In, or one token's NormIn (gemv_act.cuh), whose staging every thread of
+// the block joins: so a warp past the last row multiplies the last row again
+// instead of returning, and writes nothing.
+template <DevFormat F, int NT, class Act = gemvdev::Q8In>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
-    gemvGluKernel(DevMatrix gate, DevMatrix up, const float* __restrict__ x, Q8Act xq, int64_t tokens,
+    gemvGluKernel(DevMatrix gate, DevMatrix up, const float* __restrict__ x, Act xq, int64_t tokens,
                   float* gateOut, float* upOut, float* out, GluAct act) {
     const int lane = threadIdx.x & 31;
-    const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
-    if (row >= gate.rows) return;
+    const int64_t warpRow = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+    const bool active = warpRow < gate.rows;
+    const int64_t row = active ? warpRow : gate.rows - 1;
     const int64_t t0 = static_cast<int64_t>(blockIdx.y) * NT;
     const int ntok = static_cast<int>(tokens - t0 < NT ? tokens - t0 : NT);
     float both[2][NT];
@@ -158,7 +166,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     for (int t = 0; t < NT; ++t) {
         const float g = warpSum(both[0][t]);
         const float u = warpSum(both[1][t]);
-        if (lane == t && t < ntok) {
+        if (active && lane == t && t < ntok) {
             const int64_t i = (t0 + t) * gate.rows + row;
             gateOut[i] = g;
             upOut[i] = u;
@@ -191,13 +199,27 @@ template <int NT>
 void gluDispatchNT(const DevMatrix& g, const DevMatrix& u, const float* x, Q8Act xq, int64_t tokens, float* go,
                    float* uo, float* out, GluAct act, cudaStream_t s) {
     const dim3 grid(ceilDiv(g.rows, kWarpsPerBlock), ceilDiv(tokens, NT)), block(kWarpsPerBlock * 32);
+    const gemvdev::Q8In in{xq};
     switch (g.format) {
-    case DevFormat::Q4_0: launchK(gemvGluKernel<DevFormat::Q4_0, NT>, grid, block, s, g, u, x, xq, tokens, go, uo, out, act); break;
-    case DevFormat::Q4_1: launchK(gemvGluKernel<DevFormat::Q4_1, NT>, grid, block, s, g, u, x, xq, tokens, go, uo, out, act); break;
-    case DevFormat::Q8_0: launchK(gemvGluKernel<DevFormat::Q8_0, NT>, grid, block, s, g, u, x, xq, tokens, go, uo, out, act); break;
-    case DevFormat::Q8_16: launchK(gemvGluKernel<DevFormat::Q8_16, NT>, grid, block, s, g, u, x, xq, tokens, go, uo, out, act); break;
-    case DevFormat::F16: launchK(gemvGluKernel<DevFormat::F16, NT>, grid, block, s, g, u, x, xq, tokens, go, uo, out, act); break;
+    case DevFormat::Q4_0: launchK(gemvGluKernel<DevFormat::Q4_0, NT>, grid, block, s, g, u, x, in, tokens, go, uo, out, act); break;
+    case DevFormat::Q4_1: launchK(gemvGluKernel<DevFormat::Q4_1, NT>, grid, block, s, g, u, x, in, tokens, go, uo, out, act); break;
+    case DevFormat::Q8_0: launchK(gemvGluKernel<DevFormat::Q8_0, NT>, grid, block, s, g, u, x, in, tokens, go, uo, out, act); break;
+    case DevFormat::Q8_16: launchK(gemvGluKernel<DevFormat::Q8_16, NT>, grid, block, s, g, u, x, in, tokens, go, uo, out, act); break;
+    case DevFormat::F16: launchK(gemvGluKernel<DevFormat::F16, NT>, grid, block, s, g, u, x, in, tokens, go, uo, out, act); break;
     }
+}
+
+// One token's gate, up and GLU on rmsnorm(src.x) * src.gamma through the warp-per-row kernel.
+template <class Norm>
+void gluNormWarpPerRow(const DevMatrix& g, const DevMatrix& u, NormQ8 src, float* go, float* uo, float* out, GluAct act,
+                       cudaStream_t s) {
+    const dim3 grid(ceilDiv(g.rows, kWarpsPerBlock)), block(kWarpsPerBlock * 32);
+    const Norm in{src};
+    const size_t smem = Norm::smemBytes(g.cols);
+    forIntegerFormat(g.format, [&](auto format) {
+        launchKSmem(gemvGluKernel<decltype(format)::value, 1, Norm>, grid, block, smem, s, g, u, nullptr, in,
+                    int64_t{1}, go, uo, out, act);
+    });
 }
 
 // One thread per 4 values, 8 lanes per 32-block: a wide grid instead of one
@@ -314,6 +336,35 @@ static void gemvGluFloat(const DevMatrix& gate, const DevMatrix& up, const float
     else if (tokens == 2) gluDispatchNT<2>(gate, up, x, xq, tokens, gateOut, upOut, out, act, stream);
     else if (tokens <= 4) gluDispatchNT<4>(gate, up, x, xq, tokens, gateOut, upOut, out, act, stream);
     else gluDispatchNT<8>(gate, up, x, xq, tokens, gateOut, upOut, out, act, stream);
+}
+
+bool gemvFoldFits(const DevMatrix& w, int64_t tokens, bool norm) {
+    // KESTREL_CUDA_FOLD: 0 off, 1 the warp-per-row products only (rows under
+    // gemvsplit::kMinCols), 2 the split-row ones too (measured 7.5 % slower on
+    // llama3-8b: docs/PERFORMANCE.md, thirty-first session).
+    static const int mode = [] {
+        const char* v = std::getenv("KESTREL_CUDA_FOLD");
+        return v && (v[0] == '0' || v[0] == '2') ? v[0] - '0' : 1;
+    }();
+    if (mode == 0 || tokens != 1 || w.format == DevFormat::F16 || w.cols % 32 != 0 || gemmMmaFits(w, tokens)) return false;
+    const bool split = gemvsplit::splitFits(w.format, w.cols);
+    if (split && mode < 2) return false;
+    if (!norm) return true;
+    return split ? gemvsplit::normFits(w.cols) : w.cols / 4 <= int64_t(gemvdev::kNormMaxCpt) * kWarpsPerBlock * 32;
+}
+
+void launchGemvGluNorm(const DevMatrix& gate, const DevMatrix& up, NormQ8 src, float* gateOut, float* upOut, float* out,
+                       GluAct act, cudaStream_t stream, int8_t* q8, float2* q8meta) {
+    if (gemvsplit::splitFits(gate.format, gate.cols)) {
+        static const int per = gemvsplit::rowsFromEnv("KESTREL_CUDA_GLU_ROWS", 2);
+        gemvsplit::launchSplitRows(GluTask{gate, up, gateOut, upOut, out, act, gate.rows, gate.cols}, per, gate.format,
+                                   src, stream);
+    } else if (gate.cols / 4 <= 4 * kWarpsPerBlock * 32) {
+        gluNormWarpPerRow<gemvdev::NormIn<4>>(gate, up, src, gateOut, upOut, out, act, stream);
+    } else {
+        gluNormWarpPerRow<gemvdev::NormIn<gemvdev::kNormMaxCpt>>(gate, up, src, gateOut, upOut, out, act, stream);
+    }
+    if (q8) launchQuantizeQ8(out, 1, gate.rows, q8, q8meta, stream);
 }
 
 void launchGemvGlu(const DevMatrix& gate, const DevMatrix& up, const float* x, Q8Act xq, int64_t tokens,

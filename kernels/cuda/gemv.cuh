@@ -46,8 +46,29 @@ void launchQuantizeQ8(const float* x, int64_t tokens, int64_t cols, int8_t* q, f
 
 struct GemvJob {
     DevMatrix w;
-    float* y = nullptr;  // [tokens, w.rows]
+    float* y = nullptr;         // [tokens, w.rows]
+    float* residual = nullptr;  // also residual += W x: the residual add folded in (only where gemvFoldFits)
 };
+
+// The int8 activations a GEMV makes itself from y = rmsnorm(x) * gamma instead
+// of reading them: the rmsnorm kernel before it folded in (gemv_act.cuh's
+// NormIn says why; only where gemvFoldFits). The kernel's first block also
+// writes what the norm kernel would have: y and its int8 form (q8, meta).
+struct NormQ8 {
+    const float* x = nullptr;
+    const float* gamma = nullptr;
+    float eps = 0.0f;
+    float* y = nullptr;
+    int8_t* q8 = nullptr;
+    float2* meta = nullptr;
+};
+
+// Whether a product with w at `tokens` takes GemvJob::residual and, with
+// `norm`, NormQ8: one token of an integer format on the warp-per-row kernels
+// (rows under 4096 values; the split-row ones only with KESTREL_CUDA_FOLD=2,
+// measured slower), rows of at most 8192 values for NormQ8. KESTREL_CUDA_FOLD=0
+// says no (to compare).
+bool gemvFoldFits(const DevMatrix& w, int64_t tokens, bool norm);
 
 // Up to 3 products sharing one input (Q, K and V; or any weights of equal
 // cols and format) in one launch: y_j[t] = W_j x[t]. Integer formats read xq,
@@ -62,6 +83,10 @@ enum class GluAct : int32_t { Silu, GeluTanh };
 void launchGemvGlu(const DevMatrix& gate, const DevMatrix& up, const float* x, Q8Act xq, int64_t tokens,
                    float* gateOut, float* upOut, float* out, GluAct act, cudaStream_t stream, int8_t* q8,
                    float2* q8meta);
+
+// launchGemvGlu for one token on rmsnorm(src.x) * src.gamma (gemvFoldFits(gate, 1, true)).
+void launchGemvGluNorm(const DevMatrix& gate, const DevMatrix& up, NormQ8 src, float* gateOut, float* upOut, float* out,
+                       GluAct act, cudaStream_t stream, int8_t* q8, float2* q8meta);
 
 // out[t] = row ids[t] of the table, dequantised. out is [tokens, cols].
 void launchEmbed(const DevMatrix& table, const int32_t* ids, int64_t tokens, float* out, cudaStream_t stream);

@@ -8,6 +8,7 @@
 
 #include "cuda_common.cuh"
 #include "dev_format.cuh"
+#include "gemv_act.cuh"
 
 namespace kestrel::cuda::gemvdev {
 
@@ -151,8 +152,10 @@ __device__ __forceinline__ float dotBlock(const WBlock& w, int4 a0, int4 a1, flo
 // M x 2 KB in flight. The first chunk's weight loads are issued before
 // pdlWait(): weights do not depend on the previous kernel. acc[mi][t] gets
 // this lane's partial (the caller reduces the warp).
-template <DevFormat F, int NT, int M, int CH>
-__device__ __forceinline__ void rowDotInt(const DevMatrix& wa, int64_t ra, const DevMatrix& wb, int64_t rb, Q8Act xq,
+// Act (gemv_act.cuh): the int8 activations in memory (Q8In), or made by the
+// block right after the wait (NormIn: every thread of the block must call this).
+template <DevFormat F, int NT, int M, int CH, class Act = Q8In>
+__device__ __forceinline__ void rowDotInt(const DevMatrix& wa, int64_t ra, const DevMatrix& wb, int64_t rb, const Act& act,
                                           int64_t t0, int ntok, int lane, float (*acc)[NT]) {
     const int64_t cols = wa.cols;
     const int64_t nb = cols / 32;
@@ -168,6 +171,7 @@ __device__ __forceinline__ void rowDotInt(const DevMatrix& wa, int64_t ra, const
             }
         if (!waited) {
             pdlWait();
+            act.stage(cols);
             waited = true;
             if (b0 >= nb) break;
         }
@@ -178,9 +182,9 @@ __device__ __forceinline__ void rowDotInt(const DevMatrix& wa, int64_t ra, const
 #pragma unroll
             for (int t = 0; t < NT; ++t) {
                 if (t < ntok) {
-                    const int4* ap = reinterpret_cast<const int4*>(xq.q + (t0 + t) * cols + b * 32);
-                    const int4 a0 = ap[0], a1 = ap[1];
-                    const float2 am = xq.meta[(t0 + t) * nb + b];
+                    int4 a0, a1;
+                    float2 am;
+                    act.load(t0 + t, b, cols, a0, a1, am);
 #pragma unroll
                     for (int mi = 0; mi < M; ++mi) acc[mi][t] += dotBlock<F>(blk[mi][u], a0, a1, am);
                 }

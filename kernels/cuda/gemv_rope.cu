@@ -65,12 +65,17 @@ __device__ __forceinline__ int jobOfPair(const QkvJobs& jobs, int64_t& pair) {
     return j;
 }
 
-template <DevFormat F>
+// Act: Q8In, or NormIn (gemv_act.cuh), whose staging every thread of the block
+// joins: so a warp past the last pair multiplies the last pair again instead of
+// returning, and stores nothing.
+template <DevFormat F, class Act>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
-    gemvQkvRopeKernel(QkvJobs jobs, Q8Act xq, QkvRope rk) {
+    gemvQkvRopeKernel(QkvJobs jobs, Act xq, QkvRope rk) {
     const int lane = threadIdx.x & 31;
-    int64_t pair = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
-    if (pair >= jobs.j[0].w.rows / 2 + jobs.j[1].w.rows / 2 + jobs.j[2].w.rows / 2) return;
+    const int64_t pairs = jobs.j[0].w.rows / 2 + jobs.j[1].w.rows / 2 + jobs.j[2].w.rows / 2;
+    const int64_t warpPair = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+    const bool active = warpPair < pairs;
+    int64_t pair = active ? warpPair : pairs - 1;
     const int j = jobOfPair(jobs, pair);
     pdlTrigger();
     const GemvJob& job = jobs.j[j];
@@ -80,7 +85,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     float acc[2][1] = {{0.0f}, {0.0f}};
     gemvdev::rowDotInt<F, 1, 2, 4>(job.w, r0, job.w, r1, xq, 0, 1, lane, acc);
     const float v0 = warpSum(acc[0][0]), v1 = warpSum(acc[1][0]);
-    if (lane == 0) storeQkvPair(jobs, rk, j, pair, v0, v1);
+    if (active && lane == 0) storeQkvPair(jobs, rk, j, pair, v0, v1);
 }
 
 // The same through the split-row kernel (gemv_split.cuh): task k is pair k.
@@ -113,22 +118,53 @@ bool gemvQkvRopeFits(const GemvJob (&jobs)[3], int64_t tokens, const QkvRope& ro
            jobs[1].w.rows % hd == 0 && jobs[2].w.rows == jobs[1].w.rows;
 }
 
-void launchGemvQkvRope(const GemvJob (&jobs)[3], Q8Act xq, const QkvRope& rope, cudaStream_t stream) {
+namespace {
+
+// The split-row task of the three jobs; count 0 when there is nothing to do.
+QkvRopeTask qkvTask(const GemvJob (&jobs)[3], const QkvRope& rope) {
     QkvJobs qj{};
     int64_t pairs = 0;
     for (int i = 0; i < 3; ++i) {
         qj.j[i] = jobs[i];
         pairs += jobs[i].w.rows / 2;
     }
-    if (pairs == 0) return;
+    return QkvRopeTask{qj, rope, pairs, jobs[0].w.cols};
+}
+
+}  // namespace
+
+namespace {
+
+// The split-row kernel where it fits, else a warp per pair, on activations from `in`
+// (gemvsplit's Q8In or NormIn).
+template <class Act>
+void launchQkvRopeOn(const GemvJob (&jobs)[3], const Act& in, const QkvRope& rope, cudaStream_t stream) {
+    const QkvRopeTask task = qkvTask(jobs, rope);
+    if (task.count == 0) return;
     if (gemvsplit::splitFits(jobs[0].w.format, jobs[0].w.cols)) {
-        gemvsplit::launchSplit(QkvRopeTask{qj, rope, pairs, jobs[0].w.cols}, jobs[0].w.format, xq, stream);
+        gemvsplit::launchSplit(task, jobs[0].w.format, in, stream);
         return;
     }
-    const dim3 grid(ceilDiv(pairs, kWarpsPerBlock)), block(kWarpsPerBlock * 32);
+    const dim3 grid(ceilDiv(task.count, kWarpsPerBlock)), block(kWarpsPerBlock * 32);
+    const size_t smem = Act::smemBytes(jobs[0].w.cols);
     forIntegerFormat(jobs[0].w.format, [&](auto format) {  // F16 is excluded by gemvQkvRopeFits
-        launchK(gemvQkvRopeKernel<decltype(format)::value>, grid, block, stream, qj, xq, rope);
+        launchKSmem(gemvQkvRopeKernel<decltype(format)::value, Act>, grid, block, smem, stream, task.jobs, in, rope);
     });
+}
+
+}  // namespace
+
+void launchGemvQkvRope(const GemvJob (&jobs)[3], NormQ8 src, const QkvRope& rope, cudaStream_t stream) {
+    if (gemvsplit::splitFits(jobs[0].w.format, jobs[0].w.cols))
+        gemvsplit::launchSplit(qkvTask(jobs, rope), jobs[0].w.format, src, stream);  // picks NormIn's size
+    else if (jobs[0].w.cols / 4 <= 4 * kWarpsPerBlock * 32)
+        launchQkvRopeOn(jobs, gemvdev::NormIn<4>{src}, rope, stream);
+    else
+        launchQkvRopeOn(jobs, gemvdev::NormIn<gemvdev::kNormMaxCpt>{src}, rope, stream);
+}
+
+void launchGemvQkvRope(const GemvJob (&jobs)[3], Q8Act xq, const QkvRope& rope, cudaStream_t stream) {
+    launchQkvRopeOn(jobs, gemvdev::Q8In{xq}, rope, stream);
 }
 
 }  // namespace kestrel::cuda

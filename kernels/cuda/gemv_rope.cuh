@@ -30,5 +30,7 @@ bool gemvQkvRopeFits(const GemvJob (&jobs)[3], int64_t tokens, const QkvRope& ro
 // y_j = W_j x for q, k, v (x as int8, xq), then RoPE on q and k and the KV
 // write, as launchGemv + launchRopeStore would do for one token.
 void launchGemvQkvRope(const GemvJob (&jobs)[3], Q8Act xq, const QkvRope& rope, cudaStream_t stream);
+// The same on rmsnorm(src.x) * src.gamma (gemvFoldFits(jobs[0].w, 1, true) must hold too).
+void launchGemvQkvRope(const GemvJob (&jobs)[3], NormQ8 src, const QkvRope& rope, cudaStream_t stream);
 
 }  // namespace kestrel::cuda

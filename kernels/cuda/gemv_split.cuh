@@ -39,13 +39,17 @@
 
 namespace kestrel::cuda::gemvsplit {
 
+using gemvdev::kNormMaxCpt;
+using gemvdev::NormIn;
+using gemvdev::Q8In;
 using gemvdev::WBlock;
 
 constexpr int kMaxWarps = 8;  // per block
 
-template <class Task, DevFormat F, int CH>
+
+template <class Task, DevFormat F, int CH, class Act>
 __global__ void __launch_bounds__(kMaxWarps * 32)
-    gemvSplitKernel(Task task, Q8Act xq, int split) {
+    gemvSplitKernel(Task task, Act act, int split) {
     constexpr int M = Task::M;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int perBlock = blockDim.x / 32 / split;  // tasks per block and pass
@@ -81,6 +85,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
         }
         if (!waited) {
             pdlWait();  // the activations come from the previous kernel
+            act.stage(task.cols);
             waited = true;
         }
         int4 a0[CH], a1[CH];
@@ -89,13 +94,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
         for (int c = 0; c < CH; ++c) {
             a0[c] = a1[c] = make_int4(0, 0, 0, 0);
             am[c] = make_float2(0.0f, 0.0f);
-            if (has[c]) {
-                const int b = part * 32 + lane + 32 * split * c;
-                const int4* ap = reinterpret_cast<const int4*>(xq.q + static_cast<int64_t>(b) * 32);
-                a0[c] = ap[0];
-                a1[c] = ap[1];
-                am[c] = xq.meta[b];
-            }
+            if (has[c]) act.load(0, part * 32 + lane + 32 * split * c, task.cols, a0[c], a1[c], am[c]);
         }
         float acc[M];
 #pragma unroll
@@ -216,33 +215,56 @@ inline int64_t gridCap() {
     return v;
 }
 
-template <class Task, DevFormat F>
-void launchSplitFormat(const Task& task, Q8Act xq, cudaStream_t stream) {
+// Threads of a block for rows of `cols` (splitFits must hold).
+inline int blockThreads(int64_t cols) {
+    const int split = warpsPerRow(cols, splitBlocksPerLane());
+    return kMaxWarps / split * split * 32;
+}
+
+// Whether a NormIn over rows of `cols` fits its registers (splitFits must hold).
+inline bool normFits(int64_t cols) { return cols % 32 == 0 && cols / 4 <= int64_t(kNormMaxCpt) * blockThreads(cols); }
+
+template <class Task, DevFormat F, class Act>
+void launchSplitFormat(const Task& task, const Act& act, cudaStream_t stream) {
     const int ch = splitBlocksPerLane();
     const int split = warpsPerRow(task.cols, ch);
     const int perBlock = kMaxWarps / split;
     int64_t blocks = ceilDiv(task.count, perBlock);
     if (const int64_t cap = gridCap(); cap > 0) blocks = std::min(blocks, cap);
     const dim3 grid(static_cast<unsigned>(blocks)), block(perBlock * split * 32);
-    if (ch == 4) launchK(gemvSplitKernel<Task, F, 4>, grid, block, stream, task, xq, split);
-    else launchK(gemvSplitKernel<Task, F, 2>, grid, block, stream, task, xq, split);
+    const size_t smem = Act::smemBytes(task.cols);
+    if (ch == 4) launchKSmem(gemvSplitKernel<Task, F, 4, Act>, grid, block, smem, stream, task, act, split);
+    else launchKSmem(gemvSplitKernel<Task, F, 2, Act>, grid, block, smem, stream, task, act, split);
 }
 
-// Runs `task` (splitFits must hold for its format and cols).
+// Runs `task` (splitFits must hold for its format and cols) on activations from `act`.
+template <class Task, class Act>
+void launchSplit(const Task& task, DevFormat f, const Act& act, cudaStream_t stream) {
+    if (task.count <= 0) return;
+    forIntegerFormat(f, [&](auto format) { launchSplitFormat<Task, decltype(format)::value>(task, act, stream); });
+}
+
 template <class Task>
 void launchSplit(const Task& task, DevFormat f, Q8Act xq, cudaStream_t stream) {
-    if (task.count <= 0) return;
-    forIntegerFormat(f, [&](auto format) { launchSplitFormat<Task, decltype(format)::value>(task, xq, stream); });
+    launchSplit(task, f, Q8In{xq}, stream);
 }
 
-// Runs `task` with `per` (1, 2 or 4) of its tasks to a warp.
+// Runs `task` on rmsnorm(src.x) * src.gamma, made by each block (normFits must hold).
 template <class Task>
-void launchSplitRows(const Task& task, int per, DevFormat f, Q8Act xq, cudaStream_t stream) {
+void launchSplit(const Task& task, DevFormat f, NormQ8 src, cudaStream_t stream) {
+    const int cpt = static_cast<int>(ceilDiv(task.cols / 4, blockThreads(task.cols)));
+    if (cpt <= 4) launchSplit(task, f, NormIn<4>{src}, stream);
+    else launchSplit(task, f, NormIn<kNormMaxCpt>{src}, stream);
+}
+
+// Runs `task` with `per` (1, 2 or 4) of its tasks to a warp; Src is Q8Act or NormQ8.
+template <class Task, class Src>
+void launchSplitRows(const Task& task, int per, DevFormat f, Src src, cudaStream_t stream) {
     if constexpr (Task::M == 1) {  // tasks of 2 rows go at most 2 to a warp: 8 rows was not tried
-        if (per == 4) return launchSplit(RowsTask<Task, 4>(task), f, xq, stream);
+        if (per == 4) return launchSplit(RowsTask<Task, 4>(task), f, src, stream);
     }
-    if (per >= 2) launchSplit(RowsTask<Task, 2>(task), f, xq, stream);
-    else launchSplit(task, f, xq, stream);
+    if (per >= 2) launchSplit(RowsTask<Task, 2>(task), f, src, stream);
+    else launchSplit(task, f, src, stream);
 }
 
 }  // namespace kestrel::cuda::gemvsplit

@@ -101,6 +101,72 @@ size_t launchQkvRope(const std::vector<Op>& ops, size_t i, cudaStream_t s) {
     return 6;
 }
 
+// One-token GEMV y = W x then x = x + y at ops[i]: one launch that adds W x to x
+// (the residual add folded in; gemv_act.cuh's NormIn says why). Returns the
+// ops it covered (0: not launched).
+size_t launchResidualGemv(const std::vector<Op>& ops, size_t i, cudaStream_t s) {
+    const Op& op = ops[i];
+    if (i + 1 >= ops.size() || op.n0 != 1 || !cuda::gemvFoldFits(op.m, 1, false) || !op.p[1]) return 0;
+    const Op& add = ops[i + 1];
+    const void* y = op.p[3];
+    if (add.kind != OpKind::Add || add.p[1] != y || add.p[0] != add.p[2] || add.p[0] == op.p[0] || add.n0 != op.m.rows)
+        return 0;
+    cuda::GemvJob job;
+    job.w = op.m;
+    job.y = mut(y);
+    job.residual = mut(add.p[0]);
+    cuda::launchGemv(&job, 1, static_cast<const float*>(op.p[0]), q8Of(op), 1, s);
+    return 2;
+}
+
+// A one-token RMSNorm with an int8 output at ops[i] followed by the products
+// that read it (Q, K, V with RoPE and the KV write, or gate and up with the
+// GLU): the products make the norm themselves (NormQ8), one launch less.
+// Returns the ops it covered (0: not launched).
+size_t launchNormFolded(const std::vector<Op>& ops, size_t i, cudaStream_t s, const char*& label) {
+    const Op& nm = ops[i];
+    const auto aligned = [](const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; };
+    if (nm.n0 != 1 || nm.n2 != nm.n1 || !nm.p[3] || nm.p[2] == nm.p[0] || !aligned(nm.p[0]) || !aligned(nm.p[1]) ||
+        !aligned(nm.p[2]) || !aligned(nm.p[3]) || i + 1 >= ops.size())
+        return 0;
+    const Op& first = ops[i + 1];
+    if (first.kind != OpKind::Gemv || first.n0 != 1 || first.p[0] != nm.p[2] || first.p[1] != nm.p[3] ||
+        first.m.cols != nm.n1 || !cuda::gemvFoldFits(first.m, 1, true))
+        return 0;
+    const cuda::NormQ8 src{static_cast<const float*>(nm.p[0]), static_cast<const float*>(nm.p[1]), nm.f0, mut(nm.p[2]),
+                           static_cast<int8_t*>(const_cast<void*>(nm.p[3])),
+                           static_cast<float2*>(const_cast<void*>(nm.p[4]))};
+    // Which ops the products cover, and whether they take the fold.
+    size_t used = 0;
+    cuda::GemvJob jobs[3];
+    cuda::QkvRope rk;
+    bool quant = false;
+    if (qkvRopeFusion() && gemvGroup(ops, i + 1, jobs) == 3 && qkvRopeAt(ops, i + 4, jobs, 1, rk) &&
+        cuda::gemvQkvRopeFits(jobs, 1, rk)) {
+        used = 1 + 6;
+    } else if (gluAt(ops, i + 1)) {
+        const Op& g = ops[i + 3];
+        quant = i + 4 < ops.size() && ops[i + 4].kind == OpKind::Quantize && ops[i + 4].p[0] == g.p[2] &&
+                ops[i + 4].n0 == 1 && ops[i + 4].n1 == first.m.rows;
+        used = 1 + 3 + (quant ? 1 : 0);
+    } else {
+        return 0;
+    }
+    if (used == 7) {
+        cuda::launchGemvQkvRope(jobs, src, rk, s);
+        label = "rmsnorm+gemv qkv+rope+kv write";
+    } else {
+        const Op& up = ops[i + 2];
+        const Op& g = ops[i + 3];
+        cuda::launchGemvGluNorm(first.m, up.m, src, mut(first.p[3]), mut(up.p[3]), mut(g.p[2]),
+                                g.i0 == 0 ? cuda::GluAct::Silu : cuda::GluAct::GeluTanh, s,
+                                quant ? static_cast<int8_t*>(const_cast<void*>(ops[i + 4].p[1])) : nullptr,
+                                quant ? static_cast<float2*>(const_cast<void*>(ops[i + 4].p[2])) : nullptr);
+        label = quant ? "rmsnorm+gemv gate+up+glu+q8" : "rmsnorm+gemv gate+up+glu";
+    }
+    return used;
+}
+
 // Whole one-token layers from ops[i] in one persistent launch (decode_step.cuh).
 // Returns the ops it covered (0: not launched; the ops then run one by one).
 size_t launchDecodeRun(const std::vector<Op>& ops, size_t i, unsigned* sync, cudaStream_t s) {
@@ -406,6 +472,11 @@ void CudaBackend::execute(const std::vector<Op>& ops, std::vector<std::string>* 
                 i += quant ? 3 : 2;
                 break;
             }
+            if (const size_t used = launchResidualGemv(ops, i, s)) {
+                label = "gemv+residual add";
+                i += used - 1;
+                break;
+            }
             if (const size_t used = launchQkvRope(ops, i, s)) {
                 label = "gemv qkv+rope+kv write";
                 i += used - 1;
@@ -452,6 +523,10 @@ void CudaBackend::execute(const std::vector<Op>& ops, std::vector<std::string>* 
         case OpKind::RmsNorm:
             if (const size_t used = launchDecodeRun(ops, i, decodeSync_, s)) {
                 label = "decode step (persistent)";
+                i += used - 1;
+                break;
+            }
+            if (const size_t used = launchNormFolded(ops, i, s, label)) {
                 i += used - 1;
                 break;
             }
