@@ -46,7 +46,6 @@ using gemvdev::WBlock;
 
 constexpr int kMaxWarps = 8;  // per block
 
-
 template <class Task, DevFormat F, int CH, class Act>
 __global__ void __launch_bounds__(kMaxWarps * 32)
     gemvSplitKernel(Task task, Act act, int split) {
