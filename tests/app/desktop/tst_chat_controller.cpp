@@ -262,6 +262,32 @@ private slots:
         list->setQuery("");
     }
 
+    void kvCacheAndDraftChangesReloadTheModel() {
+        if (!chat_) QSKIP("needs the model");
+        const auto applyAndWait = [this] {
+            QVERIFY(settings_->apply());
+            QCOMPARE(chat_->modelState(), QString("loading"));  // the change reloads the model
+            QVERIFY(QTest::qWaitFor([this] { return chat_->modelState() == "ready"; }, 60000));
+        };
+        settings_->setProperty("kvCache", "int8");
+        applyAndWait();
+        QCOMPARE(chat_->modelInfo().value("kvCache").toString(), QString("int8"));
+        settings_->setProperty("kvCache", "f16");
+        settings_->setProperty("draftModelPath", kestrel::test::smollm2Path());
+        settings_->setProperty("speculation", "draft");
+        applyAndWait();
+        QCOMPARE(chat_->modelInfo().value("kvCache").toString(), QString("f16"));
+        QVERIFY(!chat_->modelInfo().value("draftName").toString().isEmpty());
+        QVERIFY(chat_->modelInfo().value("draftWarning").toString().isEmpty());
+        settings_->setProperty("speculation", "lookup");
+        applyAndWait();
+        QVERIFY(chat_->modelInfo().value("draftName").toString().isEmpty());
+        // Nothing the load depends on changed: no reload.
+        settings_->setProperty("temperature", 0.0);
+        QVERIFY(settings_->apply());
+        QCOMPARE(chat_->modelState(), QString("ready"));
+    }
+
     void cleanupTestCase() {
         chat_.reset();
         settings_.reset();
