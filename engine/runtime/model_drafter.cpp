@@ -7,7 +7,7 @@ namespace kestrel {
 
 void ModelDrafter::reset(std::span<const TokenId> history) {
     history_.assign(history.begin(), history.end());
-    failure_.clear();
+    failed_ = false;
 }
 
 namespace {
@@ -26,11 +26,12 @@ float minProbability() {
 
 void ModelDrafter::draft(int max, std::vector<TokenId>& out) {
     out.clear();
-    if (!failure_.empty() || max <= 0) return;
+    if (failed_ || max <= 0) return;
     auto proposed = draft_.propose(history_, max, minProbability());
     if (!proposed) {
-        // Drafting is only ever a shortcut: the reply goes on without it.
-        failure_ = proposed.status().message();
+        // Drafting is only ever a shortcut: the reply goes on without it (a token
+        // the draft's vocabulary lacks, its context full, its memory short).
+        failed_ = true;
         return;
     }
     for (TokenId id : proposed.value()) {

@@ -14,8 +14,6 @@
 
 #include "drafter.h"
 
-#include <string>
-
 namespace kestrel {
 
 class ModelDrafter final : public Drafter {
@@ -31,14 +29,11 @@ public:
     void draft(int max, std::vector<TokenId>& out) override;
     void checked(size_t, size_t) override {}
 
-    // Why drafting stopped for good (a failed draft step), or empty.
-    const std::string& failure() const { return failure_; }
-
 private:
     Session& draft_;
     int32_t targetVocab_;
     std::vector<TokenId> history_;
-    std::string failure_;
+    bool failed_ = false;  // a draft step failed: no more guesses this reply
 };
 
 }  // namespace kestrel
