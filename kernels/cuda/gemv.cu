@@ -209,12 +209,11 @@ void gluDispatchNT(const DevMatrix& g, const DevMatrix& u, const float* x, Q8Act
     }
 }
 
-// One token's gate, up and GLU on rmsnorm(src.x) * src.gamma through the warp-per-row kernel.
+// One token's gate, up and GLU on a NormIn's activations through the warp-per-row kernel.
 template <class Norm>
-void gluNormWarpPerRow(const DevMatrix& g, const DevMatrix& u, NormQ8 src, float* go, float* uo, float* out, GluAct act,
-                       cudaStream_t s) {
+void gluNormWarpPerRow(const DevMatrix& g, const DevMatrix& u, const Norm& in, float* go, float* uo, float* out,
+                       GluAct act, cudaStream_t s) {
     const dim3 grid(ceilDiv(g.rows, kWarpsPerBlock)), block(kWarpsPerBlock * 32);
-    const Norm in{src};
     const size_t smem = Norm::smemBytes(g.cols);
     forIntegerFormat(g.format, [&](auto format) {
         launchKSmem(gemvGluKernel<decltype(format)::value, 1, Norm>, grid, block, smem, s, g, u, nullptr, in,
@@ -350,7 +349,7 @@ bool gemvFoldFits(const DevMatrix& w, int64_t tokens, bool norm) {
     const bool split = gemvsplit::splitFits(w.format, w.cols);
     if (split && mode < 2) return false;
     if (!norm) return true;
-    return split ? gemvsplit::normFits(w.cols) : w.cols / 4 <= int64_t(gemvdev::kNormMaxCpt) * kWarpsPerBlock * 32;
+    return gemvdev::normFits(w.cols, split ? gemvsplit::blockThreads(w.cols) : kWarpsPerBlock * 32);
 }
 
 void launchGemvGluNorm(const DevMatrix& gate, const DevMatrix& up, NormQ8 src, float* gateOut, float* upOut, float* out,
@@ -359,10 +358,10 @@ void launchGemvGluNorm(const DevMatrix& gate, const DevMatrix& up, NormQ8 src, f
         static const int per = gemvsplit::rowsFromEnv("KESTREL_CUDA_GLU_ROWS", 2);
         gemvsplit::launchSplitRows(GluTask{gate, up, gateOut, upOut, out, act, gate.rows, gate.cols}, per, gate.format,
                                    src, stream);
-    } else if (gate.cols / 4 <= 4 * kWarpsPerBlock * 32) {
-        gluNormWarpPerRow<gemvdev::NormIn<4>>(gate, up, src, gateOut, upOut, out, act, stream);
     } else {
-        gluNormWarpPerRow<gemvdev::NormIn<gemvdev::kNormMaxCpt>>(gate, up, src, gateOut, upOut, out, act, stream);
+        gemvdev::withNormIn(gate.cols, kWarpsPerBlock * 32, src, [&](const auto& in) {
+            gluNormWarpPerRow(gate, up, in, gateOut, upOut, out, act, stream);
+        });
     }
     if (q8) launchQuantizeQ8(out, 1, gate.rows, q8, q8meta, stream);
 }

@@ -100,4 +100,17 @@ struct NormIn {
 };
 constexpr int kNormMaxCpt = 8;
 
+// Whether a NormIn holds rows of `cols` at `threads` threads a block.
+inline bool normFits(int64_t cols, int threads) {
+    return cols % 32 == 0 && cols / 4 <= int64_t(kNormMaxCpt) * threads;
+}
+
+// fn(NormIn<CPT>{src}) with the smaller of the two sizes that holds rows of
+// `cols` at `threads` threads a block (normFits must hold).
+template <class Fn>
+void withNormIn(int64_t cols, int threads, NormQ8 src, Fn&& fn) {
+    if (cols / 4 <= int64_t(4) * threads) fn(NormIn<4>{src});
+    else fn(NormIn<kNormMaxCpt>{src});
+}
+
 }  // namespace kestrel::cuda::gemvdev

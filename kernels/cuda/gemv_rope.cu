@@ -155,12 +155,9 @@ void launchQkvRopeOn(const GemvJob (&jobs)[3], const Act& in, const QkvRope& rop
 }  // namespace
 
 void launchGemvQkvRope(const GemvJob (&jobs)[3], NormQ8 src, const QkvRope& rope, cudaStream_t stream) {
-    if (gemvsplit::splitFits(jobs[0].w.format, jobs[0].w.cols))
-        gemvsplit::launchSplit(qkvTask(jobs, rope), jobs[0].w.format, src, stream);  // picks NormIn's size
-    else if (jobs[0].w.cols / 4 <= 4 * kWarpsPerBlock * 32)
-        launchQkvRopeOn(jobs, gemvdev::NormIn<4>{src}, rope, stream);
-    else
-        launchQkvRopeOn(jobs, gemvdev::NormIn<gemvdev::kNormMaxCpt>{src}, rope, stream);
+    const int64_t cols = jobs[0].w.cols;
+    const int threads = gemvsplit::splitFits(jobs[0].w.format, cols) ? gemvsplit::blockThreads(cols) : kWarpsPerBlock * 32;
+    gemvdev::withNormIn(cols, threads, src, [&](const auto& in) { launchQkvRopeOn(jobs, in, rope, stream); });
 }
 
 void launchGemvQkvRope(const GemvJob (&jobs)[3], Q8Act xq, const QkvRope& rope, cudaStream_t stream) {

@@ -39,8 +39,6 @@
 
 namespace kestrel::cuda::gemvsplit {
 
-using gemvdev::kNormMaxCpt;
-using gemvdev::NormIn;
 using gemvdev::Q8In;
 using gemvdev::WBlock;
 
@@ -220,8 +218,6 @@ inline int blockThreads(int64_t cols) {
     return kMaxWarps / split * split * 32;
 }
 
-// Whether a NormIn over rows of `cols` fits its registers (splitFits must hold).
-inline bool normFits(int64_t cols) { return cols % 32 == 0 && cols / 4 <= int64_t(kNormMaxCpt) * blockThreads(cols); }
 
 template <class Task, DevFormat F, class Act>
 void launchSplitFormat(const Task& task, const Act& act, cudaStream_t stream) {
@@ -248,12 +244,11 @@ void launchSplit(const Task& task, DevFormat f, Q8Act xq, cudaStream_t stream) {
     launchSplit(task, f, Q8In{xq}, stream);
 }
 
-// Runs `task` on rmsnorm(src.x) * src.gamma, made by each block (normFits must hold).
+// Runs `task` on rmsnorm(src.x) * src.gamma, made by each block
+// (gemvdev::normFits(task.cols, blockThreads(task.cols)) must hold).
 template <class Task>
 void launchSplit(const Task& task, DevFormat f, NormQ8 src, cudaStream_t stream) {
-    const int cpt = static_cast<int>(ceilDiv(task.cols / 4, blockThreads(task.cols)));
-    if (cpt <= 4) launchSplit(task, f, NormIn<4>{src}, stream);
-    else launchSplit(task, f, NormIn<kNormMaxCpt>{src}, stream);
+    gemvdev::withNormIn(task.cols, blockThreads(task.cols), src, [&](const auto& in) { launchSplit(task, f, in, stream); });
 }
 
 // Runs `task` with `per` (1, 2 or 4) of its tasks to a warp; Src is Q8Act or NormQ8.

@@ -41,12 +41,41 @@ cuda::Q8Act q8Of(const Op& op) {
 
 float* mut(const void* p) { return static_cast<float*>(const_cast<void*>(p)); }
 
+// KESTREL_CUDA_SKIP=norm,quant,attn,rope,upload,copy leaves those ops out of every step: the
+// results are wrong (stale buffers, still finite), the time says what the ops
+// cost on the step's critical path (a diagnostic for graph replay, where
+// per-kernel events do not exist; docs/PERFORMANCE.md has its readings).
+bool skippedForTiming(const Op& op) {
+    static const std::string skip = [] {
+        const char* v = std::getenv("KESTREL_CUDA_SKIP");
+        return std::string(v ? v : "");
+    }();
+    if (skip.empty()) return false;
+    const char* cat = op.kind == OpKind::Upload                             ? "upload"
+                      : op.kind == OpKind::CopyRows                         ? "copy"
+                      : op.kind == OpKind::RmsNorm || op.kind == OpKind::Add ? "norm"
+                      : op.kind == OpKind::Quantize                         ? "quant"
+                      : op.kind == OpKind::Attention                        ? "attn"
+                      : op.kind == OpKind::Rope || op.kind == OpKind::StoreKv ? "rope"
+                                                                            : nullptr;
+    return cat && skip.find(cat) != std::string::npos;
+}
+
 // gate, up, glu(gate, up) at ops[i].
 bool gluAt(const std::vector<Op>& ops, size_t i) {
     const Op& op = ops[i];
     return i + 2 < ops.size() && gemvCompatible(op, ops[i + 1]) && ops[i + 2].kind == OpKind::Glu &&
            ops[i + 2].p[0] == op.p[3] && ops[i + 2].p[1] == ops[i + 1].p[3] && ops[i + 2].n0 == op.n0 * op.m.rows &&
            ops[i + 1].m.rows == op.m.rows;
+}
+
+// Whether ops[k] makes the int8 form of the GLU output of the gate/up GEMV `gate`
+// (gluAt), one pass of the fused kernel with it.
+bool gluQuantizeAt(const std::vector<Op>& ops, size_t k, const Op& gate) {
+    if (k >= ops.size()) return false;
+    const Op& q = ops[k];
+    return q.kind == OpKind::Quantize && q.p[0] == ops[k - 1].p[2] && q.n0 == gate.n0 && q.n1 == gate.m.rows &&
+           !skippedForTiming(q);
 }
 
 // Up to 3 GEMVs from ops[i] sharing its input.
@@ -136,35 +165,24 @@ size_t launchNormFolded(const std::vector<Op>& ops, size_t i, cudaStream_t s, co
     const cuda::NormQ8 src{static_cast<const float*>(nm.p[0]), static_cast<const float*>(nm.p[1]), nm.f0, mut(nm.p[2]),
                            static_cast<int8_t*>(const_cast<void*>(nm.p[3])),
                            static_cast<float2*>(const_cast<void*>(nm.p[4]))};
-    // Which ops the products cover, and whether they take the fold.
-    size_t used = 0;
     cuda::GemvJob jobs[3];
     cuda::QkvRope rk;
-    bool quant = false;
     if (qkvRopeFusion() && gemvGroup(ops, i + 1, jobs) == 3 && qkvRopeAt(ops, i + 4, jobs, 1, rk) &&
         cuda::gemvQkvRopeFits(jobs, 1, rk)) {
-        used = 1 + 6;
-    } else if (gluAt(ops, i + 1)) {
-        const Op& g = ops[i + 3];
-        quant = i + 4 < ops.size() && ops[i + 4].kind == OpKind::Quantize && ops[i + 4].p[0] == g.p[2] &&
-                ops[i + 4].n0 == 1 && ops[i + 4].n1 == first.m.rows;
-        used = 1 + 3 + (quant ? 1 : 0);
-    } else {
-        return 0;
-    }
-    if (used == 7) {
         cuda::launchGemvQkvRope(jobs, src, rk, s);
         label = "rmsnorm+gemv qkv+rope+kv write";
-    } else {
-        const Op& up = ops[i + 2];
-        const Op& g = ops[i + 3];
-        cuda::launchGemvGluNorm(first.m, up.m, src, mut(first.p[3]), mut(up.p[3]), mut(g.p[2]),
-                                g.i0 == 0 ? cuda::GluAct::Silu : cuda::GluAct::GeluTanh, s,
-                                quant ? static_cast<int8_t*>(const_cast<void*>(ops[i + 4].p[1])) : nullptr,
-                                quant ? static_cast<float2*>(const_cast<void*>(ops[i + 4].p[2])) : nullptr);
-        label = quant ? "rmsnorm+gemv gate+up+glu+q8" : "rmsnorm+gemv gate+up+glu";
+        return 1 + 6;
     }
-    return used;
+    if (!gluAt(ops, i + 1)) return 0;
+    const Op& up = ops[i + 2];
+    const Op& g = ops[i + 3];
+    const bool quant = gluQuantizeAt(ops, i + 4, first);
+    cuda::launchGemvGluNorm(first.m, up.m, src, mut(first.p[3]), mut(up.p[3]), mut(g.p[2]),
+                            g.i0 == 0 ? cuda::GluAct::Silu : cuda::GluAct::GeluTanh, s,
+                            quant ? static_cast<int8_t*>(const_cast<void*>(ops[i + 4].p[1])) : nullptr,
+                            quant ? static_cast<float2*>(const_cast<void*>(ops[i + 4].p[2])) : nullptr);
+    label = quant ? "rmsnorm+gemv gate+up+glu+q8" : "rmsnorm+gemv gate+up+glu";
+    return 1 + 3 + (quant ? 1 : 0);
 }
 
 // Whole one-token layers from ops[i] in one persistent launch (decode_step.cuh).
@@ -185,26 +203,6 @@ size_t launchDecodeRun(const std::vector<Op>& ops, size_t i, unsigned* sync, cud
         return 0;
     }
     return used;
-}
-
-// KESTREL_CUDA_SKIP=norm,quant,attn,rope,upload,copy leaves those ops out of every step: the
-// results are wrong (stale buffers, still finite), the time says what the ops
-// cost on the step's critical path (a diagnostic for graph replay, where
-// per-kernel events do not exist; docs/PERFORMANCE.md has its readings).
-bool skippedForTiming(const Op& op) {
-    static const std::string skip = [] {
-        const char* v = std::getenv("KESTREL_CUDA_SKIP");
-        return std::string(v ? v : "");
-    }();
-    if (skip.empty()) return false;
-    const char* cat = op.kind == OpKind::Upload                             ? "upload"
-                      : op.kind == OpKind::CopyRows                         ? "copy"
-                      : op.kind == OpKind::RmsNorm || op.kind == OpKind::Add ? "norm"
-                      : op.kind == OpKind::Quantize                         ? "quant"
-                      : op.kind == OpKind::Attention                        ? "attn"
-                      : op.kind == OpKind::Rope || op.kind == OpKind::StoreKv ? "rope"
-                                                                            : nullptr;
-    return cat && skip.find(cat) != std::string::npos;
 }
 
 // Profile rows keep one-token, batched-decode and prefill launches of a kernel apart.
@@ -462,8 +460,7 @@ void CudaBackend::execute(const std::vector<Op>& ops, std::vector<std::string>* 
                 const Op& up = ops[i + 1];
                 const Op& g = ops[i + 2];
                 // The int8 form of the GLU output, when the next op makes it, in the same call.
-                const bool quant = i + 3 < n && ops[i + 3].kind == OpKind::Quantize && ops[i + 3].p[0] == g.p[2] &&
-                                   ops[i + 3].n0 == op.n0 && ops[i + 3].n1 == op.m.rows && !skippedForTiming(ops[i + 3]);
+                const bool quant = gluQuantizeAt(ops, i + 3, op);
                 label = quant ? "gemv gate+up+glu+q8" : "gemv gate+up+glu";
                 cuda::launchGemvGlu(op.m, up.m, static_cast<const float*>(op.p[0]), q8Of(op), op.n0, mut(op.p[3]),
                                     mut(up.p[3]), mut(g.p[2]), g.i0 == 0 ? cuda::GluAct::Silu : cuda::GluAct::GeluTanh, s,
