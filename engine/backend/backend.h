@@ -199,6 +199,17 @@ public:
         (void)rows;
         (void)lone;
     }
+    // Until the next call, no row of a recorded step attends to more than `keys`
+    // keys (0: no bound known). A backend may record attention differently under
+    // a bound (CUDA: a short context is walked whole by one block per kv head,
+    // without the kernel that merges key ranges); the returned variant tells its
+    // recordings apart, and a caller that holds steps by shape (replayStep) makes
+    // it part of the shape, so a step recorded for short contexts is not replayed
+    // for long ones. The default records one way: variant 0.
+    virtual int64_t setKeyBound(int64_t keys) {
+        (void)keys;
+        return 0;
+    }
     virtual void addBias(Tensor& x, const Weight& bias) = 0;
     // Per group of groupSize values (groupSize = cols, or head size for Q/K norm); y may be x.
     virtual void rmsNorm(const Tensor& x, const Weight& gamma, float eps, Tensor& y, int groupSize) = 0;

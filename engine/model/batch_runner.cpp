@@ -148,9 +148,11 @@ Status BatchRunner::step(std::span<const SeqChunk> chunks, StepLogits& out) {
     seqRows_.clear();
     std::vector<int64_t>& wanted = wanted_;
     wanted.clear();
+    int64_t maxKeys = 0;  // the most keys a row of this step attends to
     for (size_t si = 0; si < chunks.size(); ++si) {
         const SeqChunk& ch = chunks[si];
         const auto n = static_cast<int64_t>(ch.tokens.size());
+        maxKeys = std::max<int64_t>(maxKeys, ch.start + n);
         const auto firstRow = static_cast<int64_t>(ids_.size());
         for (int64_t i = 0; i < n; ++i) {
             ids_.push_back(ch.tokens[static_cast<size_t>(i)]);
@@ -195,9 +197,10 @@ Status BatchRunner::step(std::span<const SeqChunk> chunks, StepLogits& out) {
     // (token ids, positions and block tables travel as uploaded values), so a
     // backend holding the same shape's step may run it without the recording.
     // One projection only: the held step ends at its download.
+    const int64_t keyVariant = be_->setKeyBound(maxKeys);
     bool recorded = false;
     if (runs_.size() == 1) {
-        shape_.assign({id_, decodeRows_, loneRows_, out.topK, static_cast<int64_t>(wanted.size())});
+        shape_.assign({id_, decodeRows_, loneRows_, out.topK, static_cast<int64_t>(wanted.size()), keyVariant});
         for (const SeqChunk& ch : chunks) {
             shape_.push_back(static_cast<int64_t>(ch.tokens.size()));
             shape_.push_back(static_cast<int64_t>(ch.logits));
@@ -213,10 +216,12 @@ Status BatchRunner::step(std::span<const SeqChunk> chunks, StepLogits& out) {
         const Status projected = project(wanted[i], static_cast<int64_t>(j - i), out, i, recorded);
         if (!projected.isOk()) {
             be_->setDecodeRows(0, 0);
+            be_->setKeyBound(0);
             return projected;
         }
     }
     be_->setDecodeRows(0, 0);
+    be_->setKeyBound(0);
     return Status::ok();
 }
 

@@ -79,15 +79,12 @@ __device__ __forceinline__ void loadScaledQueries(const float* __restrict__ q, i
     }
 }
 
-// The F16 kernels' end of a range: each key stream's state (m, l, acc; LPK lanes
-// per stream, 8 columns each) into shared memory, then merged into the range's
-// slot. `sm`, `sl`, `so` are the block's shared arrays; ends with a barrier, so
-// the caller may reuse them afterwards.
+// Each key stream's softmax state (m, l, acc; LPK lanes per stream, 8 columns
+// each) into the block's shared arrays, then a barrier.
 template <int STREAMS, int G, int D, int LPK>
-__device__ __forceinline__ void finishRange(float (&sm)[STREAMS][G], float (&sl)[STREAMS][G], float (&so)[STREAMS][G][D],
-                                            int stream, int lane, int c0, const float (&m)[G], const float (&l)[G],
-                                            const float (&acc)[G][8], int ng, int64_t slot0, int nsplit, int split,
-                                            float* __restrict__ scratchO, float2* __restrict__ scratchML) {
+__device__ __forceinline__ void stageStreams(float (&sm)[STREAMS][G], float (&sl)[STREAMS][G], float (&so)[STREAMS][G][D],
+                                             int stream, int lane, int c0, const float (&m)[G], const float (&l)[G],
+                                             const float (&acc)[G][8]) {
 #pragma unroll
     for (int g = 0; g < G; ++g) {
         if (lane % LPK == 0) {
@@ -98,6 +95,17 @@ __device__ __forceinline__ void finishRange(float (&sm)[STREAMS][G], float (&sl)
         for (int e = 0; e < 8; ++e) so[stream][g][c0 + e] = acc[g][e];
     }
     __syncthreads();
+}
+
+// The F16 kernels' end of a range: the streams' states merged into the range's
+// slot. `sm`, `sl`, `so` are the block's shared arrays; ends with a barrier, so
+// the caller may reuse them afterwards.
+template <int STREAMS, int G, int D, int LPK>
+__device__ __forceinline__ void finishRange(float (&sm)[STREAMS][G], float (&sl)[STREAMS][G], float (&so)[STREAMS][G][D],
+                                            int stream, int lane, int c0, const float (&m)[G], const float (&l)[G],
+                                            const float (&acc)[G][8], int ng, int64_t slot0, int nsplit, int split,
+                                            float* __restrict__ scratchO, float2* __restrict__ scratchML) {
+    stageStreams<STREAMS, G, D, LPK>(sm, sl, so, stream, lane, c0, m, l, acc);
     writeSplitPartial(sm, sl, so, ng, D, slot0, nsplit, split, scratchO, scratchML);
     __syncthreads();
 }
@@ -188,12 +196,15 @@ __global__ void __launch_bounds__(kAttnWarps * 32, EPL >= 8 ? 2 : EPL == 4 ? (G 
 // pdlWait(): only position `pos` is written by this step (the KV-write kernel
 // before this one), and positions and block tables are uploaded before the
 // step's first kernel, so this overlaps the previous kernel's tail.
-template <int LPK, int G, int KPS>
-__global__ void __launch_bounds__(kAttnWarps * 32, G == 8 ? 2 : 3)
+// W warps; Whole: one range of every visible key (gridDim.y == 1), written to
+// out / q8 / q8meta instead of a partial (AttentionDev::whole).
+template <int LPK, int G, int KPS, int W = kAttnWarps, bool Whole = false>
+__global__ void __launch_bounds__(W * 32, Whole ? 1 : G == 8 ? 2 : 3)
     attnSplitWideKernel(const float* __restrict__ q, const int32_t* __restrict__ positions, KvDev kv, AttentionDev p,
-                        float* __restrict__ scratchO, float2* __restrict__ scratchML) {
+                        float* __restrict__ scratchO, float2* __restrict__ scratchML, float* __restrict__ out = nullptr,
+                        int8_t* __restrict__ q8 = nullptr, float2* __restrict__ q8meta = nullptr) {
     constexpr int SUB = 32 / LPK;            // key streams per warp
-    constexpr int STREAMS = kAttnWarps * SUB;
+    constexpr int STREAMS = W * SUB;
     constexpr int D = LPK * 8;
     const int t = blockIdx.z;
     const int group = p.heads / p.kvHeads;
@@ -202,7 +213,7 @@ __global__ void __launch_bounds__(kAttnWarps * 32, G == 8 ? 2 : 3)
     const int h0 = kvh * group + (blockIdx.x % chunks) * G;
     const int ng = min(G, kvh * group + group - h0);
     const int pos = positions[t];
-    const Range r = visibleRange(pos, p);
+    const Range r = Whole ? wholeRange(pos, p) : visibleRange(pos, p);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int stream = warp * SUB + lane / LPK;
     const int c0 = (lane % LPK) * 8;
@@ -271,9 +282,14 @@ __global__ void __launch_bounds__(kAttnWarps * 32, G == 8 ? 2 : 3)
         // Merge the block's key streams.
         __shared__ float sm[STREAMS][G], sl[STREAMS][G];
         __shared__ float so[STREAMS][G][D];
-        finishRange<STREAMS, G, D, LPK>(sm, sl, so, stream, lane, c0, m, l, acc, ng,
-                                        (static_cast<int64_t>(t) * p.heads + h0) * p.maxSplits, p.maxSplits, split,
-                                        scratchO, scratchML);
+        if constexpr (Whole) {
+            stageStreams<STREAMS, G, D, LPK>(sm, sl, so, stream, lane, c0, m, l, acc);
+            writeWholeOutput(sm, sl, so, ng, D, static_cast<int64_t>(t) * p.heads + h0, out, q8, q8meta);
+        } else {
+            finishRange<STREAMS, G, D, LPK>(sm, sl, so, stream, lane, c0, m, l, acc, ng,
+                                            (static_cast<int64_t>(t) * p.heads + h0) * p.maxSplits, p.maxSplits, split,
+                                            scratchO, scratchML);
+        }
     }
 }
 
@@ -343,17 +359,9 @@ __global__ void __launch_bounds__(kCombineWarps * 32)
 #pragma unroll
             for (int w = 0; w < kCombineWarps; ++w) o += so[w][c] * fw[w];
             v = ll > 0.0f ? o / ll : 0.0f;
-            out[(static_cast<int64_t>(t) * p.heads + h) * d + c] = v;
         }
-        if (q8) {  // d % 32 == 0 here: one warp is one quant block
-            const float amax = warpMax(fabsf(v));
-            const float dq = amax / 127.0f;
-            const int qv = __float2int_rn(dq > 0.0f ? v / dq : 0.0f);
-            const int sum = static_cast<int>(warpSum(static_cast<float>(qv)));
-            const int64_t i = (static_cast<int64_t>(t) * p.heads + h) * d + c;
-            q8[i] = static_cast<int8_t>(qv);
-            if ((threadIdx.x & 31) == 0) q8meta[i / 32] = make_float2(dq, dq * static_cast<float>(sum));
-        }
+        // q8 is set only when d % 32 == 0: then one warp is one quant block.
+        storeAttentionOut(v, c < d, static_cast<int64_t>(t) * p.heads + h, d, c, out, q8, q8meta);
     }
 }
 
@@ -377,7 +385,9 @@ int64_t oneTokenBlocksY(const AttentionDev& p, int64_t tokens, bool mma) {
 template <int LPK, int KPS>
 void launchWide(int group, dim3 grid, dim3 block, cudaStream_t stream, const float* q, const int32_t* positions,
                 const KvDev& kv, const AttentionDev& p, float* scratchO, float2* scratchML) {
-    const auto go = [&](auto kernel) { launchK(kernel, grid, block, stream, q, positions, kv, p, scratchO, scratchML); };
+    const auto go = [&](auto kernel) {
+        launchK(kernel, grid, block, stream, q, positions, kv, p, scratchO, scratchML, nullptr, nullptr, nullptr);
+    };
     switch (group) {
         case 1: go(attnSplitWideKernel<LPK, 1, KPS>); break;
         case 2: go(attnSplitWideKernel<LPK, 2, KPS>); break;
@@ -385,6 +395,42 @@ void launchWide(int group, dim3 grid, dim3 block, cudaStream_t stream, const flo
         case 4: go(attnSplitWideKernel<LPK, 4, KPS>); break;
         default: go(attnSplitWideKernel<LPK, kMaxGroup, KPS>);
     }
+}
+
+// Whether a short context is faster walked whole (one block per (token, kv head),
+// no combine kernel) than split into ranges. Measured on an H200 at depth 0-256
+// (docs/PERFORMANCE.md, thirty-second session): smollm2 (head size 64, 3 blocks
+// for one token) 457 -> 435 us a step; llama3-8b (head size 128) one token, 8
+// blocks of 211 registers x 256 threads that wait for an SM the Q,K,V GEMV has
+// left whole: 1716 -> 1755 us, slower; its 16 streams, 128 blocks: 4657-4667 ->
+// 4767-4772 tok/s, faster. So: heads of 64, or at least half as many blocks as SMs.
+bool wholePays(const AttentionDev& p, int64_t tokens) {
+    return p.headDim <= 64 || static_cast<int64_t>(p.kvHeads) * tokens * 2 >= smCount();
+}
+
+// Whether the F16 key-stream kernel (attnSplitWideKernel) applies.
+bool wideFits(const KvDev& kv, const AttentionDev& p, const float* q) {
+    const auto aligned = [](const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15) == 0; };
+    return wideAttentionEnabled() && kv.f16 && (p.headDim == 64 || p.headDim == 128 || p.headDim == 256) &&
+           kv.rowStride % 8 == 0 && aligned(kv.k) && aligned(kv.v) && aligned(q);
+}
+
+// Whole-context attention on the key-stream kernel, for one query head per kv
+// head (multi-head attention, which the tensor-core kernel leaves out): one block
+// of 16 warps per (token, head), 32 key streams of 4 keys in flight each.
+constexpr int kWholeWideWarps = 16;
+bool wideWholeFits(const KvDev& kv, const AttentionDev& p, const float* q) {
+    return p.heads == p.kvHeads && (p.headDim == 64 || p.headDim == 128) && wideFits(kv, p, q);
+}
+void launchWideWhole(const float* q, int64_t tokens, const int32_t* positions, const KvDev& kv, const AttentionDev& p,
+                     float* out, int8_t* q8, float2* q8meta, cudaStream_t stream) {
+    const dim3 grid(static_cast<unsigned>(p.kvHeads), 1, static_cast<unsigned>(tokens)), block(kWholeWideWarps * 32);
+    if (p.headDim == 64)
+        launchK(attnSplitWideKernel<8, 1, 2, kWholeWideWarps, true>, grid, block, stream, q, positions, kv, p, nullptr,
+                nullptr, out, q8, q8meta);
+    else
+        launchK(attnSplitWideKernel<16, 1, 4, kWholeWideWarps, true>, grid, block, stream, q, positions, kv, p, nullptr,
+                nullptr, out, q8, q8meta);
 }
 
 // Pass 1 of the one-token kernels for tokens [0, tokens), blocksY blocks per (token, chunk).
@@ -400,9 +446,7 @@ void launchOneTokenPass(const float* q, int64_t tokens, const int32_t* positions
     const dim3 grid(static_cast<unsigned>(p.kvHeads * chunks), static_cast<unsigned>(blocksY),
                     static_cast<unsigned>(tokens));
     const dim3 block(kAttnWarps * 32);
-    const auto aligned = [](const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15) == 0; };
-    if (wideAttentionEnabled() && kv.f16 && (p.headDim == 64 || p.headDim == 128 || p.headDim == 256) &&
-        kv.rowStride % 8 == 0 && aligned(kv.k) && aligned(kv.v) && aligned(q)) {
+    if (wideFits(kv, p, q)) {
         const int group = p.heads / p.kvHeads;
         if (p.headDim == 64) launchWide<8, 2>(group, grid, block, stream, q, positions, kv, p, scratchO, scratchML);
         else if (p.headDim == 128) launchWide<16, 4>(group, grid, block, stream, q, positions, kv, p, scratchO, scratchML);
@@ -441,6 +485,17 @@ void launchAttention(const float* q, int64_t tokens, const int32_t* positions, K
     const int64_t oneTokenRows = p.tileKeys > 0 ? p.tileFrom : tokens;
     // One range per pass-1 block (KESTREL_CUDA_ATTN_CAP=0: maxSplits ranges, to compare).
     static const bool capRanges = switchedOn("KESTREL_CUDA_ATTN_CAP");
+    if (p.headDim % 32 != 0) q8 = nullptr;
+    if (p.whole && oneTokenRows == tokens && wholePays(p, tokens)) {
+        if (attentionMmaFits(kv, p, q)) {
+            launchAttentionMmaWhole(q, tokens, positions, kv, p, out, q8, q8meta, stream);
+            return;
+        }
+        if (wideWholeFits(kv, p, q)) {
+            launchWideWhole(q, tokens, positions, kv, p, out, q8, q8meta, stream);
+            return;
+        }
+    }
     if (oneTokenRows > 0) {
         const bool mma = attentionMmaFits(kv, p, q);
         const int64_t blocksY = oneTokenBlocksY(p, oneTokenRows, mma);
@@ -448,7 +503,6 @@ void launchAttention(const float* q, int64_t tokens, const int32_t* positions, K
         launchOneTokenPass(q, oneTokenRows, positions, kv, p, blocksY, mma, scratchO, scratchML, stream);
     }
     if (p.tileKeys > 0) launchAttentionTile(q, tokens, positions, kv, p, scratchO, scratchML, stream);
-    if (p.headDim % 32 != 0) q8 = nullptr;
     const dim3 cgrid(static_cast<unsigned>(p.heads), static_cast<unsigned>(tokens)), cblock(kCombineWarps * 32);
     if (p.headDim <= 32) launchK(attnCombineKernel<1>, cgrid, cblock, stream, positions, p, scratchO, scratchML, out, q8, q8meta);
     else if (p.headDim <= 64) launchK(attnCombineKernel<2>, cgrid, cblock, stream, positions, p, scratchO, scratchML, out, q8, q8meta);

@@ -151,4 +151,44 @@ __device__ __forceinline__ void writeSplitPartial(const float (&sm)[NS][G], cons
     }
 }
 
+// One value of attention's final output, column c of row `row` (head-major:
+// row * d + c), and, when q8 is set (d % 32 == 0, all 32 lanes of the warp
+// holding columns 32 k .. 32 k + 31 of the row), its int8 quant block for the
+// next GEMV. Shared by the combine kernel and the whole-context pass 1.
+__device__ __forceinline__ void storeAttentionOut(float v, bool real, int64_t row, int d, int c, float* __restrict__ out,
+                                                  int8_t* __restrict__ q8, float2* __restrict__ q8meta) {
+    const int64_t i = row * d + c;
+    if (real) out[i] = v;
+    if (q8) {
+        const float amax = warpMax(fabsf(v));
+        const float dq = amax / 127.0f;
+        const int qv = __float2int_rn(dq > 0.0f ? v / dq : 0.0f);
+        const int sum = static_cast<int>(warpSum(static_cast<float>(qv)));
+        q8[i] = static_cast<int8_t>(qv);
+        if ((threadIdx.x & 31) == 0) q8meta[i / 32] = make_float2(dq, dq * static_cast<float>(sum));
+    }
+}
+
+// The end of a whole-context pass 1: the block's NS warp states merged and
+// normalised into the output rows row0 .. row0 + ng - 1 (and their int8 form).
+// d % 32 == 0, so a warp's 32 columns are one quant block. Call after a __syncthreads.
+template <int NS, int G, int CS>
+__device__ __forceinline__ void writeWholeOutput(const float (&sm)[NS][G], const float (&sl)[NS][G],
+                                                 const float (&so)[NS][G][CS], int ng, int d, int64_t row0,
+                                                 float* __restrict__ out, int8_t* __restrict__ q8,
+                                                 float2* __restrict__ q8meta) {
+    for (int idx = threadIdx.x; idx < ng * d; idx += blockDim.x) {
+        const int g = idx / d, c = idx % d;
+        float mm = -INFINITY;
+        for (int w = 0; w < NS; ++w) mm = fmaxf(mm, sm[w][g]);
+        float ll = 0.0f, o = 0.0f;
+        for (int w = 0; w < NS; ++w) {
+            const float f = sm[w][g] == -INFINITY ? 0.0f : __expf(sm[w][g] - mm);
+            ll += sl[w][g] * f;
+            o += so[w][g][c] * f;
+        }
+        storeAttentionOut(ll > 0.0f ? o / ll : 0.0f, true, row0 + g, d, c, out, q8, q8meta);
+    }
+}
+
 }  // namespace kestrel::cuda

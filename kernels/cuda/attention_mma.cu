@@ -1,8 +1,11 @@
 // Tensor-core pass 1 of one-token attention (see attention_mma.cuh).
 //
 // A block takes one kv head, its whole query-head group (the M rows of
-// mma.m16n8k16; rows past the group are zeros) and one range of keys; its 4
-// warps walk the range in chunks of 16 keys (warp w: chunks w, w + 4, ...).
+// mma.m16n8k16; rows past the group are zeros) and one range of keys; its W
+// warps walk the range in chunks of 16 keys (warp w: chunks w, w + W, ...).
+// Whole: a short context's keys are one range of 8 warps, and the block
+// writes the normalised output (and its int8 form) itself: no partials and no
+// combine kernel, one kernel boundary fewer a layer.
 // Keys never pass through shared memory: each thread loads 16-byte pieces of
 // K and V rows straight into the registers that serve as mma fragments, which
 // needs two free permutations:
@@ -25,7 +28,8 @@
 namespace kestrel::cuda {
 namespace {
 
-constexpr int kMmaWarps = 4;
+constexpr int kMmaWarps = 4;    // a range's warps when the keys are split
+constexpr int kWholeWarps = 8;  // a whole context's: 8 x 212 registers fit an SM at D = 128
 constexpr int kChunk = 16;  // keys per warp step: one k-step of P V
 
 // The K and V pieces of one chunk a thread holds (see the file comment).
@@ -73,22 +77,25 @@ __device__ __forceinline__ uint32_t word(const uint4& v, int i) {
     return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
 }
 
-// GR: query rows kept (4 or 8: the group, padded); D: head size (64 or 128).
-template <int D, int GR>
-__global__ void __launch_bounds__(kMmaWarps * 32, 2)
+// GR: query rows kept (4 or 8: the group, padded); D: head size (64 or 128); W: warps.
+// Whole: one range of every visible key (gridDim.y == 1), written to out / q8 / q8meta;
+// otherwise partials in scratchO / scratchML for attnCombineKernel.
+template <int D, int GR, int W, bool Whole>
+__global__ void __launch_bounds__(W * 32, Whole ? 1 : 2)
     attnSplitMmaKernel(const float* __restrict__ q, const int32_t* __restrict__ positions, KvDev kv, AttentionDev p,
-                       float* __restrict__ scratchO, float2* __restrict__ scratchML) {
+                       float* __restrict__ scratchO, float2* __restrict__ scratchML, float* __restrict__ out,
+                       int8_t* __restrict__ q8, float2* __restrict__ q8meta) {
     const int t = blockIdx.z;
     const int group = p.heads / p.kvHeads;
     const int kvh = blockIdx.x;
     const int h0 = kvh * group;
     const int pos = positions[t];
-    const Range r = visibleRange(pos, p);
+    const Range r = Whole ? wholeRange(pos, p) : visibleRange(pos, p);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t4 = lane & 3;
     const int64_t headOff = static_cast<int64_t>(kvh) * D;
     const int32_t* table = kvTableOf(kv, t);
-    __shared__ float sm[kMmaWarps][GR], sl[kMmaWarps][GR];
-    __shared__ float so[kMmaWarps][GR][D];
+    __shared__ float sm[W][GR], sl[W][GR];
+    __shared__ float so[W][GR][D];
 
     for (int split = blockIdx.y, pass = 0; split < r.active; split += gridDim.y, ++pass) {
         const int64_t start = r.first + split * r.splitLen;
@@ -132,7 +139,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32, 2)
 #pragma unroll
         for (int n = 0; n < D / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
 
-        for (; kb < end; kb += kChunk * kMmaWarps) {
+        for (; kb < end; kb += kChunk * W) {
             // S = Q K^T for the chunk's two 8-key tiles; even and odd k-steps accumulate apart
             // so that each dependent chain of mma is half as long.
             float s[2][2][4] = {};
@@ -145,7 +152,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32, 2)
                     mma16816(s[n][0], a0, cur.k[n][c].x, cur.k[n][c].y);
                     mma16816(s[n][1], a1, cur.k[n][c].z, cur.k[n][c].w);
                 }
-            const int64_t next = kb + kChunk * kMmaWarps;
+            const int64_t next = kb + kChunk * W;
             // The next chunk's K while this one's softmax and P V run.
             if (next < end) loadChunkK<D>(kv, table, headOff, next, start, end, g, t4, cur, all);
             float x[2][2];
@@ -201,18 +208,24 @@ __global__ void __launch_bounds__(kMmaWarps * 32, 2)
             }
         }
         __syncthreads();
-        writeSplitPartial(sm, sl, so, min(group, GR), D, (static_cast<int64_t>(t) * p.heads + h0) * p.maxSplits,
-                          p.maxSplits, split, scratchO, scratchML);
+        if constexpr (Whole)
+            writeWholeOutput(sm, sl, so, min(group, GR), D, static_cast<int64_t>(t) * p.heads + h0, out, q8, q8meta);
+        else
+            writeSplitPartial(sm, sl, so, min(group, GR), D, (static_cast<int64_t>(t) * p.heads + h0) * p.maxSplits,
+                              p.maxSplits, split, scratchO, scratchML);
         __syncthreads();  // the next range reuses sm, sl, so
     }
 }
 
-template <int D>
+template <int D, bool Whole>
 void launchMma(int group, dim3 grid, cudaStream_t stream, const float* q, const int32_t* positions, const KvDev& kv,
-               const AttentionDev& p, float* scratchO, float2* scratchML) {
-    const dim3 block(kMmaWarps * 32);
-    if (group <= 4) launchK(attnSplitMmaKernel<D, 4>, grid, block, stream, q, positions, kv, p, scratchO, scratchML);
-    else launchK(attnSplitMmaKernel<D, 8>, grid, block, stream, q, positions, kv, p, scratchO, scratchML);
+               const AttentionDev& p, float* scratchO, float2* scratchML, float* out, int8_t* q8, float2* q8meta) {
+    constexpr int W = Whole ? kWholeWarps : kMmaWarps;  // 4 warps for a whole context: llama3-8b 1755 -> 1790 us a step
+    const dim3 block(W * 32);
+    if (group <= 4)
+        launchK(attnSplitMmaKernel<D, 4, W, Whole>, grid, block, stream, q, positions, kv, p, scratchO, scratchML, out, q8, q8meta);
+    else
+        launchK(attnSplitMmaKernel<D, 8, W, Whole>, grid, block, stream, q, positions, kv, p, scratchO, scratchML, out, q8, q8meta);
 }
 
 }  // namespace
@@ -232,8 +245,16 @@ void launchAttentionMma(const float* q, int64_t tokens, const int32_t* positions
                         cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned>(p.kvHeads), static_cast<unsigned>(blocksY), static_cast<unsigned>(tokens));
     const int group = p.heads / p.kvHeads;
-    if (p.headDim == 64) launchMma<64>(group, grid, stream, q, positions, kv, p, scratchO, scratchML);
-    else launchMma<128>(group, grid, stream, q, positions, kv, p, scratchO, scratchML);
+    if (p.headDim == 64) launchMma<64, false>(group, grid, stream, q, positions, kv, p, scratchO, scratchML, nullptr, nullptr, nullptr);
+    else launchMma<128, false>(group, grid, stream, q, positions, kv, p, scratchO, scratchML, nullptr, nullptr, nullptr);
+}
+
+void launchAttentionMmaWhole(const float* q, int64_t tokens, const int32_t* positions, const KvDev& kv,
+                             const AttentionDev& p, float* out, int8_t* q8, float2* q8meta, cudaStream_t stream) {
+    const dim3 grid(static_cast<unsigned>(p.kvHeads), 1, static_cast<unsigned>(tokens));
+    const int group = p.heads / p.kvHeads;
+    if (p.headDim == 64) launchMma<64, true>(group, grid, stream, q, positions, kv, p, nullptr, nullptr, out, q8, q8meta);
+    else launchMma<128, true>(group, grid, stream, q, positions, kv, p, nullptr, nullptr, out, q8, q8meta);
 }
 
 }  // namespace kestrel::cuda

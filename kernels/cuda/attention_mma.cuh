@@ -17,4 +17,9 @@ void launchAttentionMma(const float* q, int64_t tokens, const int32_t* positions
                         const AttentionDev& p, int64_t blocksY, float* scratchO, float2* scratchML,
                         cudaStream_t stream);
 
+// Tokens [0, tokens), one block of 8 warps per (token, kv head) walking every
+// visible key and writing out (and q8 / q8meta when set): AttentionDev::whole.
+void launchAttentionMmaWhole(const float* q, int64_t tokens, const int32_t* positions, const KvDev& kv,
+                             const AttentionDev& p, float* out, int8_t* q8, float2* q8meta, cudaStream_t stream);
+
 }  // namespace kestrel::cuda

@@ -38,6 +38,16 @@ __device__ __forceinline__ Range visibleRange(int pos, const AttentionDev& p) {
     return r;
 }
 
+// A short context walked by one block (AttentionDev::whole): every visible key, one range.
+__device__ __forceinline__ Range wholeRange(int pos, const AttentionDev& p) {
+    Range r;
+    r.first = firstVisible(pos, p);
+    r.len = pos - r.first + 1;
+    r.splitLen = r.len;
+    r.active = 1;
+    return r;
+}
+
 __device__ __forceinline__ bool isTileToken(int64_t t, const AttentionDev& p) {
     return p.tileKeys > 0 && t >= p.tileFrom;
 }

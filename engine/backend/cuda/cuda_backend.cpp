@@ -382,6 +382,21 @@ void CudaBackend::storeKv(const Tensor& k, const Tensor& v, runtime::KvCache& kv
     record(op);
 }
 
+// Up to this many keys a context is walked whole by one block of 8 warps a kv head:
+// 256 keys are two 16-key chunks a warp (KESTREL_CUDA_ATTN_WHOLE=N: up to N keys, 0: never).
+static int64_t wholeAttentionKeys() {
+    static const int64_t keys = [] {
+        const char* v = std::getenv("KESTREL_CUDA_ATTN_WHOLE");
+        return v && *v ? std::max<int64_t>(0, std::atoll(v)) : int64_t{256};
+    }();
+    return keys;
+}
+
+int64_t CudaBackend::setKeyBound(int64_t keys) {
+    wholeAttention_ = keys > 0 && keys <= wholeAttentionKeys();
+    return wholeAttention_ ? 1 : 0;
+}
+
 void CudaBackend::attention(const Tensor& q, runtime::KvCache& kv, int layer, const KvBatch& batch,
                             const AttentionParams& p, Tensor& out) {
     out.setRows(q.rows());
@@ -413,6 +428,7 @@ void CudaBackend::attention(const Tensor& q, runtime::KvCache& kv, int layer, co
         return static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(byKeys, kTilePairs / std::max<int64_t>(1, t)), 1, 128));
     };
     const int64_t decodeRows = std::clamp<int64_t>(decodeRows_, 0, tokens);
+    a.whole = wholeAttention_;
     a.distinctRows = static_cast<int>(std::clamp<int64_t>(loneRows_, 0, decodeRows));
     if (tokens - decodeRows >= 2) {
         a.maxSplits = tileSplitsFor(tokens);

@@ -38,6 +38,8 @@ public:
         decodeRows_ = rows;
         loneRows_ = lone;
     }
+    // Contexts of at most wholeAttentionKeys() keys take the whole-context attention (variant 1).
+    int64_t setKeyBound(int64_t keys) override;
     bool replayStep(std::span<const int64_t> shape) override;
     void addBias(Tensor& x, const Weight& bias) override;
     void rmsNorm(const Tensor& x, const Weight& gamma, float eps, Tensor& y, int groupSize) override;
@@ -145,6 +147,7 @@ private:
     };
     bool profiling_ = false;
     int64_t decodeRows_ = 0, loneRows_ = 0;
+    bool wholeAttention_ = false;  // setKeyBound: this step's contexts are short
     unsigned* decodeSync_ = nullptr;  // the persistent decode step's barrier words (zero between launches)
     std::vector<std::pair<std::string, std::pair<cudaEvent_t, cudaEvent_t>>> pendingEvents_;
     std::vector<cudaEvent_t> eventPool_;

@@ -330,7 +330,9 @@ void checkAttention(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
                           // 1024 keys, a group of 2, a group of 8 with a window and a softcap.
                           {32, 8, 128, false, 0, 0.0f, runtime::KvStorage::F16, 1300},
                           {16, 8, 128, true, 0, 0.0f, runtime::KvStorage::F16, 200},
-                          {16, 2, 64, false, 40, 20.0f, runtime::KvStorage::F16, 150}};
+                          {16, 2, 64, false, 40, 20.0f, runtime::KvStorage::F16, 150},
+                          // Multi-head attention (llama2-7b's kind): the key-stream kernel, also whole.
+                          {8, 8, 128, false, 0, 0.0f, runtime::KvStorage::F16, 120}};
     for (const Case& c : cases) {
         const int64_t qDim = int64_t(c.heads) * c.headDim, kvDim = int64_t(c.kvHeads) * c.headDim;
         // Two sequences share the cache; their blocks are shuffled and dealt
@@ -352,18 +354,21 @@ void checkAttention(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
                                 std::to_string(c.headDim) + (c.neox ? ", neox" : "") +
                                 (c.window ? ", window " + std::to_string(c.window) : "") + (c.softcap > 0 ? ", softcap" : "") +
                                 (c.storage == runtime::KvStorage::F32 ? ", f32 cache" : "");
-        // Four steps, each holding both sequences: a prefill (c.prefill tokens of
+        // Five steps, each holding both sequences: a prefill (c.prefill tokens of
         // sequence 0, half as many of sequence 1; the GPU's tile kernel, one tile
         // holding rows of both), one token each (as prefill rows: the tile kernel),
         // one token each as decode rows (the one-token kernels, which may load a
-        // decode row's earlier keys before the KV write), then a decode row of
-        // sequence 0 beside a 20-token chunk of sequence 1 (both GPU kernels in one step).
+        // decode row's earlier keys before the KV write), the same with the step's
+        // key bound told (Backend::setKeyBound: up to 256 keys the whole-context
+        // kernel, which writes the output without the combine kernel), then a decode
+        // row of sequence 0 beside a 20-token chunk of sequence 1 (both GPU kernels in one step).
         int64_t pos[2] = {0, 0};
-        for (int step = 0; step < 4; ++step) {
+        for (int step = 0; step < 5; ++step) {
             const int64_t n[2] = {step == 0 ? int64_t(c.prefill) : 1,
-                                  step == 0 ? int64_t(c.prefill / 2 + 1) : step < 3 ? 1 : 20};
-            const int64_t decodeRows = step == 2 ? 2 : step == 3 ? 1 : 0;  // one row of each sequence: lone
+                                  step == 0 ? int64_t(c.prefill / 2 + 1) : step < 4 ? 1 : 20};
+            const int64_t decodeRows = step == 2 || step == 3 ? 2 : step == 4 ? 1 : 0;  // one row of each sequence: lone
             p.gpu->setDecodeRows(decodeRows, decodeRows);
+            const bool whole = step == 3 && p.gpu->setKeyBound(std::max(pos[0], pos[1]) + 1) != 0;
             const int64_t tokens = n[0] + n[1];
             std::vector<int32_t> positions, rows;
             for (int sq = 0; sq < 2; ++sq)
@@ -391,10 +396,12 @@ void checkAttention(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
                 b->attention(Q, cache, 0, batch, ap, gpu ? *o.g : *o.c);
             }
             p.gpu->setDecodeRows(0, 0);
+            p.gpu->setKeyBound(0);
             const std::string at = " at " + std::to_string(pos[0]) + "/" + std::to_string(pos[1]);
             const std::string when = step == 0   ? " prefill " + std::to_string(n[0]) + "+" + std::to_string(n[1])
                                       : step == 1 ? " one token each" + at
                                       : step == 2 ? " decode rows" + at
+                                      : step == 3 ? std::string(whole ? " decode rows, whole context" : " decode rows, key bound") + at
                                                   : " decode beside a 20-token chunk";
             out.push_back(compare(p, q, "rope q (" + tag + ")" + when, 1e-5));
             // F16 cache on both sides; the softmax uses __expf on the GPU: 1e-3.
