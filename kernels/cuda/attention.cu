@@ -401,9 +401,11 @@ void launchWide(int group, dim3 grid, dim3 block, cudaStream_t stream, const flo
 // no combine kernel) than split into ranges. Measured on an H200 at depth 0-256
 // (docs/PERFORMANCE.md, thirty-second session): smollm2 (head size 64, 3 blocks
 // for one token) 457 -> 435 us a step; llama3-8b (head size 128) one token, 8
-// blocks of 211 registers x 256 threads that wait for an SM the Q,K,V GEMV has
-// left whole: 1716 -> 1755 us, slower; its 16 streams, 128 blocks: 4657-4667 ->
-// 4767-4772 tok/s, faster. So: heads of 64, or at least half as many blocks as SMs.
+// blocks: 1716 -> 1755 us, slower (reasoned, not profiled: a block of 211 registers
+// x 256 threads waits for an SM that the Q,K,V GEMV has left entirely, so its early
+// key loads start late, and 8 SMs walk all the keys); its 16 streams, 128 blocks:
+// 4657-4667 -> 4767-4772 tok/s, faster. So: heads of 64, or at least half as many
+// blocks as SMs.
 bool wholePays(const AttentionDev& p, int64_t tokens) {
     return p.headDim <= 64 || static_cast<int64_t>(p.kvHeads) * tokens * 2 >= smCount();
 }
