@@ -126,15 +126,12 @@ __device__ __forceinline__ void onlineSoftmaxStep(const float (&qr)[G][EPL], con
     }
 }
 
-// The end of pass 1 in the split kernels: the block's NS partial softmax
-// states (max, sum, output; one per warp or key stream, in shared memory)
-// merged into the split's slot of the scratch. Slot of query head h0 + g:
-// slot0 + g * nsplit + split. Call after a __syncthreads.
-template <int NS, int G, int CS>
-__device__ __forceinline__ void writeSplitPartial(const float (&sm)[NS][G], const float (&sl)[NS][G],
-                                                  const float (&so)[NS][G][CS], int ng, int d, int64_t slot0,
-                                                  int nsplit, int split, float* __restrict__ scratchO,
-                                                  float2* __restrict__ scratchML) {
+// The block's NS softmax states of ng query rows (max, sum, output; one per
+// warp or key stream, in shared memory) merged, one (row g, column c) a thread
+// at a time: emit(g, c, max, sum, output). Call after a __syncthreads.
+template <int NS, int G, int CS, typename Emit>
+__device__ __forceinline__ void mergeBlockStates(const float (&sm)[NS][G], const float (&sl)[NS][G],
+                                                 const float (&so)[NS][G][CS], int ng, int d, Emit emit) {
     for (int idx = threadIdx.x; idx < ng * d; idx += blockDim.x) {
         const int g = idx / d, c = idx % d;
         float mm = -INFINITY;
@@ -145,10 +142,23 @@ __device__ __forceinline__ void writeSplitPartial(const float (&sm)[NS][G], cons
             ll += sl[w][g] * f;
             o += so[w][g][c] * f;
         }
+        emit(g, c, mm, ll, o);
+    }
+}
+
+// The end of pass 1 in the split kernels: the block's partial state merged
+// into the split's slot of the scratch. Slot of query head h0 + g:
+// slot0 + g * nsplit + split. Call after a __syncthreads.
+template <int NS, int G, int CS>
+__device__ __forceinline__ void writeSplitPartial(const float (&sm)[NS][G], const float (&sl)[NS][G],
+                                                  const float (&so)[NS][G][CS], int ng, int d, int64_t slot0,
+                                                  int nsplit, int split, float* __restrict__ scratchO,
+                                                  float2* __restrict__ scratchML) {
+    mergeBlockStates(sm, sl, so, ng, d, [&](int g, int c, float mm, float ll, float o) {
         const int64_t slot = slot0 + static_cast<int64_t>(g) * nsplit + split;
         scratchO[slot * d + c] = o;
         if (c == 0) scratchML[slot] = make_float2(mm, ll);
-    }
+    });
 }
 
 // One value of attention's final output, column c of row `row` (head-major:
@@ -169,26 +179,17 @@ __device__ __forceinline__ void storeAttentionOut(float v, bool real, int64_t ro
     }
 }
 
-// The end of a whole-context pass 1: the block's NS warp states merged and
-// normalised into the output rows row0 .. row0 + ng - 1 (and their int8 form).
-// d % 32 == 0, so a warp's 32 columns are one quant block. Call after a __syncthreads.
+// The end of a whole-context pass 1: the block's states merged and normalised
+// into the output rows row0 .. row0 + ng - 1 (and their int8 form). d % 32 == 0,
+// so a warp's 32 columns are one quant block. Call after a __syncthreads.
 template <int NS, int G, int CS>
 __device__ __forceinline__ void writeWholeOutput(const float (&sm)[NS][G], const float (&sl)[NS][G],
                                                  const float (&so)[NS][G][CS], int ng, int d, int64_t row0,
                                                  float* __restrict__ out, int8_t* __restrict__ q8,
                                                  float2* __restrict__ q8meta) {
-    for (int idx = threadIdx.x; idx < ng * d; idx += blockDim.x) {
-        const int g = idx / d, c = idx % d;
-        float mm = -INFINITY;
-        for (int w = 0; w < NS; ++w) mm = fmaxf(mm, sm[w][g]);
-        float ll = 0.0f, o = 0.0f;
-        for (int w = 0; w < NS; ++w) {
-            const float f = sm[w][g] == -INFINITY ? 0.0f : __expf(sm[w][g] - mm);
-            ll += sl[w][g] * f;
-            o += so[w][g][c] * f;
-        }
+    mergeBlockStates(sm, sl, so, ng, d, [&](int g, int c, float, float ll, float o) {
         storeAttentionOut(ll > 0.0f ? o / ll : 0.0f, true, row0 + g, d, c, out, q8, q8meta);
-    }
+    });
 }
 
 }  // namespace kestrel::cuda
