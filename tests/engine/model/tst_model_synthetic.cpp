@@ -6,6 +6,8 @@
 // C++ matmuls (NumPy multiplies in float) move tiny random models by ~2e-2. Top-1 must agree wherever the reference's
 // top-2 margin is not a near-tie (> 1e-2 * logit range), and so must 16
 // greedy tokens.
+#include "forwarding_backend.h"
+#include "model_runner.h"
 #include "model_test_util.h"
 #include "synthetic_model.h"
 #include "test_env.h"
@@ -91,6 +93,59 @@ private slots:
             qInfo("%s %s: %.2e (bound %.1e) %s", QTest::currentDataTag(), f.name.c_str(), f.error, f.bound, f.note.c_str());
             QVERIFY2(f.ok, qPrintable(QString::fromStdString(f.name + ": " + f.note)));
         }
+    }
+
+    // The batch runner tells the backend each step's longest context
+    // (Backend::setKeyBound) before the step is recorded, puts the backend's
+    // answer in the step's replay shape (a step recorded for short contexts
+    // must not be replayed for long ones), and clears the bound after the step.
+    void stepsTellTheirKeyBound() {
+        struct Watching : test::ForwardingBackend {
+            using ForwardingBackend::ForwardingBackend;
+            std::vector<int64_t> bounds;                   // every setKeyBound, in order
+            std::vector<std::vector<int64_t>> shapes;      // every replayStep shape
+            std::vector<int64_t> boundAtAttention;         // the bound in force when attention was recorded
+            int64_t bound = 0;
+            int64_t setKeyBound(int64_t keys) override {
+                bounds.push_back(keys);
+                bound = keys;
+                return keys > 0 && keys <= 8 ? 1 : 0;
+            }
+            bool replayStep(std::span<const int64_t> shape) override {
+                shapes.emplace_back(shape.begin(), shape.end());
+                return false;  // always record, so the attention calls are seen
+            }
+            void attention(const backend::Tensor& q, runtime::KvCache& kv, int layer, const backend::KvBatch& batch,
+                           const backend::AttentionParams& p, backend::Tensor& out) override {
+                boundAtAttention.push_back(bound);
+                ForwardingBackend::attention(q, kv, layer, batch, p, out);
+            }
+        };
+        test::SynthSpec spec;
+        spec.arch = "llama";
+        spec.nLayer = 1;
+        const QString path = dir_.filePath("key_bound.gguf");
+        const Status ws = test::writeSynthetic(spec, path.toStdString());
+        QVERIFY2(ws.isOk(), ws.toString().c_str());
+        backend::CpuBackend cpu(1);
+        Watching be(cpu);
+        auto model = test::loadModel(path, be);
+        QVERIFY2(model.isOk(), model.status().toString().c_str());
+        auto runner = model::ModelRunner::create(model.value(), be, 32, 16);
+        QVERIFY2(runner.isOk(), runner.status().toString().c_str());
+        std::vector<float> logits;
+        const std::vector<int32_t> prompt = {1, 5, 9, 33, 2};
+        QVERIFY(runner.value()->forward(prompt, model::LogitsMode::LastOnly, logits).isOk());
+        for (int32_t t : {7, 8, 9, 10, 11}) QVERIFY(runner.value()->forward({&t, 1}, model::LogitsMode::LastOnly, logits).isOk());
+        // Steps of 5, 6, ..., 10 keys: each told before its recording, then cleared.
+        QCOMPARE(be.bounds, (std::vector<int64_t>{5, 0, 6, 0, 7, 0, 8, 0, 9, 0, 10, 0}));
+        QCOMPARE(be.boundAtAttention, (std::vector<int64_t>{5, 6, 7, 8, 9, 10}));
+        QCOMPARE(be.shapes.size(), size_t(6));
+        // One-token steps of 6, 7 and 8 keys (variant 1) share a shape; 9 and 10 (variant 0) share another.
+        QCOMPARE(be.shapes[1], be.shapes[2]);
+        QCOMPARE(be.shapes[2], be.shapes[3]);
+        QCOMPARE(be.shapes[4], be.shapes[5]);
+        QVERIFY(be.shapes[3] != be.shapes[4]);
     }
 
     // Weight bytes a caller holds in memory (not GgufFile's mapping) are as they
