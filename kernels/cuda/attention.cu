@@ -405,9 +405,14 @@ void launchWide(int group, dim3 grid, dim3 block, cudaStream_t stream, const flo
 // x 256 threads waits for an SM that the Q,K,V GEMV has left entirely, so its early
 // key loads start late, and 8 SMs walk all the keys); its 16 streams, 128 blocks:
 // 4657-4667 -> 4767-4772 tok/s, faster. So: heads of 64, or at least half as many
-// blocks as SMs.
+// blocks as SMs. KESTREL_CUDA_ATTN_WHOLE_FORCE=1: wherever it applies (so that the
+// op checks' few-token steps run the head-size-128 kernels too).
 bool wholePays(const AttentionDev& p, int64_t tokens) {
-    return p.headDim <= 64 || static_cast<int64_t>(p.kvHeads) * tokens * 2 >= smCount();
+    static const bool force = [] {
+        const char* v = std::getenv("KESTREL_CUDA_ATTN_WHOLE_FORCE");
+        return v && *v && std::atoi(v) != 0;
+    }();
+    return force || p.headDim <= 64 || static_cast<int64_t>(p.kvHeads) * tokens * 2 >= smCount();
 }
 
 // Whether the F16 key-stream kernel (attnSplitWideKernel) applies.

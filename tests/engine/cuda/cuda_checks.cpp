@@ -359,8 +359,8 @@ void checkAttention(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
         // holding rows of both), one token each (as prefill rows: the tile kernel),
         // one token each as decode rows (the one-token kernels, which may load a
         // decode row's earlier keys before the KV write), the same with the step's
-        // key bound told (Backend::setKeyBound: up to 256 keys the whole-context
-        // kernel, which writes the output without the combine kernel), then a decode
+        // key bound told (Backend::setKeyBound: up to 256 keys, the whole-context
+        // kernel where it pays, which writes the output without the combine kernel), then a decode
         // row of sequence 0 beside a 20-token chunk of sequence 1 (both GPU kernels in one step).
         int64_t pos[2] = {0, 0};
         for (int step = 0; step < 5; ++step) {
@@ -368,7 +368,8 @@ void checkAttention(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
                                   step == 0 ? int64_t(c.prefill / 2 + 1) : step < 4 ? 1 : 20};
             const int64_t decodeRows = step == 2 || step == 3 ? 2 : step == 4 ? 1 : 0;  // one row of each sequence: lone
             p.gpu->setDecodeRows(decodeRows, decodeRows);
-            const bool whole = step == 3 && p.gpu->setKeyBound(std::max(pos[0], pos[1]) + 1) != 0;
+            // Variant 1: short enough for the whole-context kernel where it pays (attention.cu's wholePays).
+            const bool shortContext = step == 3 && p.gpu->setKeyBound(std::max(pos[0], pos[1]) + 1) != 0;
             const int64_t tokens = n[0] + n[1];
             std::vector<int32_t> positions, rows;
             for (int sq = 0; sq < 2; ++sq)
@@ -401,7 +402,7 @@ void checkAttention(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
             const std::string when = step == 0   ? " prefill " + std::to_string(n[0]) + "+" + std::to_string(n[1])
                                       : step == 1 ? " one token each" + at
                                       : step == 2 ? " decode rows" + at
-                                      : step == 3 ? std::string(whole ? " decode rows, whole context" : " decode rows, key bound") + at
+                                      : step == 3 ? std::string(shortContext ? " decode rows, short context told" : " decode rows, key bound told") + at
                                                   : " decode beside a 20-token chunk";
             out.push_back(compare(p, q, "rope q (" + tag + ")" + when, 1e-5));
             // F16 cache on both sides; the softmax uses __expf on the GPU: 1e-3.
