@@ -79,12 +79,15 @@ __device__ __forceinline__ void loadScaledQueries(const float* __restrict__ q, i
     }
 }
 
-// Each key stream's softmax state (m, l, acc; LPK lanes per stream, 8 columns
-// each) into the block's shared arrays, then a barrier.
+// The F16 kernels' end of a range: each key stream's state (m, l, acc; LPK lanes
+// per stream, 8 columns each) into shared memory, then merged into the range's
+// slot. `sm`, `sl`, `so` are the block's shared arrays; ends with a barrier, so
+// the caller may reuse them afterwards.
 template <int STREAMS, int G, int D, int LPK>
-__device__ __forceinline__ void stageStreams(float (&sm)[STREAMS][G], float (&sl)[STREAMS][G], float (&so)[STREAMS][G][D],
-                                             int stream, int lane, int c0, const float (&m)[G], const float (&l)[G],
-                                             const float (&acc)[G][8]) {
+__device__ __forceinline__ void finishRange(float (&sm)[STREAMS][G], float (&sl)[STREAMS][G], float (&so)[STREAMS][G][D],
+                                            int stream, int lane, int c0, const float (&m)[G], const float (&l)[G],
+                                            const float (&acc)[G][8], int ng, int64_t slot0, int nsplit, int split,
+                                            float* __restrict__ scratchO, float2* __restrict__ scratchML) {
 #pragma unroll
     for (int g = 0; g < G; ++g) {
         if (lane % LPK == 0) {
@@ -95,17 +98,6 @@ __device__ __forceinline__ void stageStreams(float (&sm)[STREAMS][G], float (&sl
         for (int e = 0; e < 8; ++e) so[stream][g][c0 + e] = acc[g][e];
     }
     __syncthreads();
-}
-
-// The F16 kernels' end of a range: the streams' states merged into the range's
-// slot. `sm`, `sl`, `so` are the block's shared arrays; ends with a barrier, so
-// the caller may reuse them afterwards.
-template <int STREAMS, int G, int D, int LPK>
-__device__ __forceinline__ void finishRange(float (&sm)[STREAMS][G], float (&sl)[STREAMS][G], float (&so)[STREAMS][G][D],
-                                            int stream, int lane, int c0, const float (&m)[G], const float (&l)[G],
-                                            const float (&acc)[G][8], int ng, int64_t slot0, int nsplit, int split,
-                                            float* __restrict__ scratchO, float2* __restrict__ scratchML) {
-    stageStreams<STREAMS, G, D, LPK>(sm, sl, so, stream, lane, c0, m, l, acc);
     writeSplitPartial(sm, sl, so, ng, D, slot0, nsplit, split, scratchO, scratchML);
     __syncthreads();
 }
@@ -196,15 +188,12 @@ __global__ void __launch_bounds__(kAttnWarps * 32, EPL >= 8 ? 2 : EPL == 4 ? (G 
 // pdlWait(): only position `pos` is written by this step (the KV-write kernel
 // before this one), and positions and block tables are uploaded before the
 // step's first kernel, so this overlaps the previous kernel's tail.
-// W warps; Whole: one range of every visible key (gridDim.y == 1), written to
-// out / q8 / q8meta instead of a partial (AttentionDev::whole).
-template <int LPK, int G, int KPS, int W = kAttnWarps, bool Whole = false>
-__global__ void __launch_bounds__(W * 32, Whole ? 1 : G == 8 ? 2 : 3)
+template <int LPK, int G, int KPS>
+__global__ void __launch_bounds__(kAttnWarps * 32, G == 8 ? 2 : 3)
     attnSplitWideKernel(const float* __restrict__ q, const int32_t* __restrict__ positions, KvDev kv, AttentionDev p,
-                        float* __restrict__ scratchO, float2* __restrict__ scratchML, float* __restrict__ out = nullptr,
-                        int8_t* __restrict__ q8 = nullptr, float2* __restrict__ q8meta = nullptr) {
+                        float* __restrict__ scratchO, float2* __restrict__ scratchML) {
     constexpr int SUB = 32 / LPK;            // key streams per warp
-    constexpr int STREAMS = W * SUB;
+    constexpr int STREAMS = kAttnWarps * SUB;
     constexpr int D = LPK * 8;
     const int t = blockIdx.z;
     const int group = p.heads / p.kvHeads;
@@ -213,7 +202,7 @@ __global__ void __launch_bounds__(W * 32, Whole ? 1 : G == 8 ? 2 : 3)
     const int h0 = kvh * group + (blockIdx.x % chunks) * G;
     const int ng = min(G, kvh * group + group - h0);
     const int pos = positions[t];
-    const Range r = Whole ? wholeRange(pos, p) : visibleRange(pos, p);
+    const Range r = visibleRange(pos, p);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int stream = warp * SUB + lane / LPK;
     const int c0 = (lane % LPK) * 8;
@@ -282,14 +271,9 @@ __global__ void __launch_bounds__(W * 32, Whole ? 1 : G == 8 ? 2 : 3)
         // Merge the block's key streams.
         __shared__ float sm[STREAMS][G], sl[STREAMS][G];
         __shared__ float so[STREAMS][G][D];
-        if constexpr (Whole) {
-            stageStreams<STREAMS, G, D, LPK>(sm, sl, so, stream, lane, c0, m, l, acc);
-            writeWholeOutput(sm, sl, so, ng, D, static_cast<int64_t>(t) * p.heads + h0, out, q8, q8meta);
-        } else {
-            finishRange<STREAMS, G, D, LPK>(sm, sl, so, stream, lane, c0, m, l, acc, ng,
-                                            (static_cast<int64_t>(t) * p.heads + h0) * p.maxSplits, p.maxSplits, split,
-                                            scratchO, scratchML);
-        }
+        finishRange<STREAMS, G, D, LPK>(sm, sl, so, stream, lane, c0, m, l, acc, ng,
+                                        (static_cast<int64_t>(t) * p.heads + h0) * p.maxSplits, p.maxSplits, split,
+                                        scratchO, scratchML);
     }
 }
 
@@ -385,9 +369,7 @@ int64_t oneTokenBlocksY(const AttentionDev& p, int64_t tokens, bool mma) {
 template <int LPK, int KPS>
 void launchWide(int group, dim3 grid, dim3 block, cudaStream_t stream, const float* q, const int32_t* positions,
                 const KvDev& kv, const AttentionDev& p, float* scratchO, float2* scratchML) {
-    const auto go = [&](auto kernel) {
-        launchK(kernel, grid, block, stream, q, positions, kv, p, scratchO, scratchML, nullptr, nullptr, nullptr);
-    };
+    const auto go = [&](auto kernel) { launchK(kernel, grid, block, stream, q, positions, kv, p, scratchO, scratchML); };
     switch (group) {
         case 1: go(attnSplitWideKernel<LPK, 1, KPS>); break;
         case 2: go(attnSplitWideKernel<LPK, 2, KPS>); break;
@@ -415,31 +397,6 @@ bool wholePays(const AttentionDev& p, int64_t tokens) {
     return force || p.headDim <= 64 || static_cast<int64_t>(p.kvHeads) * tokens * 2 >= smCount();
 }
 
-// Whether the F16 key-stream kernel (attnSplitWideKernel) applies.
-bool wideFits(const KvDev& kv, const AttentionDev& p, const float* q) {
-    const auto aligned = [](const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15) == 0; };
-    return wideAttentionEnabled() && kv.f16 && (p.headDim == 64 || p.headDim == 128 || p.headDim == 256) &&
-           kv.rowStride % 8 == 0 && aligned(kv.k) && aligned(kv.v) && aligned(q);
-}
-
-// Whole-context attention on the key-stream kernel, for one query head per kv
-// head (multi-head attention, which the tensor-core kernel leaves out): one block
-// of 16 warps per (token, head), 32 key streams of 4 keys in flight each.
-constexpr int kWholeWideWarps = 16;
-bool wideWholeFits(const KvDev& kv, const AttentionDev& p, const float* q) {
-    return p.heads == p.kvHeads && (p.headDim == 64 || p.headDim == 128) && wideFits(kv, p, q);
-}
-void launchWideWhole(const float* q, int64_t tokens, const int32_t* positions, const KvDev& kv, const AttentionDev& p,
-                     float* out, int8_t* q8, float2* q8meta, cudaStream_t stream) {
-    const dim3 grid(static_cast<unsigned>(p.kvHeads), 1, static_cast<unsigned>(tokens)), block(kWholeWideWarps * 32);
-    if (p.headDim == 64)
-        launchK(attnSplitWideKernel<8, 1, 2, kWholeWideWarps, true>, grid, block, stream, q, positions, kv, p, nullptr,
-                nullptr, out, q8, q8meta);
-    else
-        launchK(attnSplitWideKernel<16, 1, 4, kWholeWideWarps, true>, grid, block, stream, q, positions, kv, p, nullptr,
-                nullptr, out, q8, q8meta);
-}
-
 // Pass 1 of the one-token kernels for tokens [0, tokens), blocksY blocks per (token, chunk).
 void launchOneTokenPass(const float* q, int64_t tokens, const int32_t* positions, const KvDev& kv,
                         const AttentionDev& p, int64_t blocksY, bool mma, float* scratchO, float2* scratchML,
@@ -453,7 +410,9 @@ void launchOneTokenPass(const float* q, int64_t tokens, const int32_t* positions
     const dim3 grid(static_cast<unsigned>(p.kvHeads * chunks), static_cast<unsigned>(blocksY),
                     static_cast<unsigned>(tokens));
     const dim3 block(kAttnWarps * 32);
-    if (wideFits(kv, p, q)) {
+    const auto aligned = [](const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15) == 0; };
+    if (wideAttentionEnabled() && kv.f16 && (p.headDim == 64 || p.headDim == 128 || p.headDim == 256) &&
+        kv.rowStride % 8 == 0 && aligned(kv.k) && aligned(kv.v) && aligned(q)) {
         const int group = p.heads / p.kvHeads;
         if (p.headDim == 64) launchWide<8, 2>(group, grid, block, stream, q, positions, kv, p, scratchO, scratchML);
         else if (p.headDim == 128) launchWide<16, 4>(group, grid, block, stream, q, positions, kv, p, scratchO, scratchML);
@@ -493,15 +452,11 @@ void launchAttention(const float* q, int64_t tokens, const int32_t* positions, K
     // One range per pass-1 block (KESTREL_CUDA_ATTN_CAP=0: maxSplits ranges, to compare).
     static const bool capRanges = switchedOn("KESTREL_CUDA_ATTN_CAP");
     if (p.headDim % 32 != 0) q8 = nullptr;
-    if (p.whole && oneTokenRows == tokens && wholePays(p, tokens)) {
-        if (attentionMmaFits(kv, p, q)) {
-            launchAttentionMmaWhole(q, tokens, positions, kv, p, out, q8, q8meta, stream);
-            return;
-        }
-        if (wideWholeFits(kv, p, q)) {
-            launchWideWhole(q, tokens, positions, kv, p, out, q8, q8meta, stream);
-            return;
-        }
+    // Multi-head attention (no group for the tensor-core kernel) keeps the split: a whole
+    // walk on the key-stream kernel (16 warps a block) measured llama2-7b 1623 -> 1642 us a step.
+    if (p.whole && oneTokenRows == tokens && wholePays(p, tokens) && attentionMmaFits(kv, p, q)) {
+        launchAttentionMmaWhole(q, tokens, positions, kv, p, out, q8, q8meta, stream);
+        return;
     }
     if (oneTokenRows > 0) {
         const bool mma = attentionMmaFits(kv, p, q);

@@ -331,7 +331,7 @@ void checkAttention(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
                           {32, 8, 128, false, 0, 0.0f, runtime::KvStorage::F16, 1300},
                           {16, 8, 128, true, 0, 0.0f, runtime::KvStorage::F16, 200},
                           {16, 2, 64, false, 40, 20.0f, runtime::KvStorage::F16, 150},
-                          // Multi-head attention (llama2-7b's kind): the key-stream kernel, also whole.
+                          // Multi-head attention (llama2-7b's kind): the key-stream kernel.
                           {8, 8, 128, false, 0, 0.0f, runtime::KvStorage::F16, 120}};
     for (const Case& c : cases) {
         const int64_t qDim = int64_t(c.heads) * c.headDim, kvDim = int64_t(c.kvHeads) * c.headDim;
