@@ -7,9 +7,9 @@
 // each key once for the whole group) and one range, with an online softmax.
 // Pass 2 merges the ranges of each (token, head) and, when headDim % 32 == 0,
 // also writes the int8 form of the output for the next GEMV.
-// A short context (AttentionDev::whole) skips the split: on the tensor-core
-// kernel one block per (token, kv head) walks every key and writes the output
-// itself, so a layer has one attention kernel instead of two.
+// A short context (AttentionDev::whole) may skip the split where that measured
+// faster: on the tensor-core kernel one block per (token, kv head) walks every
+// key and writes the output itself, so a layer has one attention kernel, not two.
 #pragma once
 
 #include "ops.cuh"
@@ -48,9 +48,10 @@ struct AttentionDev {
     int tileFrom = 0;
     int tileKeys = 0;
     // Set by the backend when no token of the step sees more than a few hundred keys
-    // (Backend::setKeyBound): with the tensor-core pass 1 and no tile rows, one block per
-    // (token, kv head) walks the keys whole and writes the output, and the combine
-    // kernel is not launched. Correct at any depth, only slower on a long one.
+    // (Backend::setKeyBound): with the tensor-core pass 1, no tile rows and where it
+    // pays (attention.cu's wholePays), one block per (token, kv head) walks the keys
+    // whole and writes the output, and the combine kernel is not launched. Correct at
+    // any depth, only slower on a long one.
     bool whole = false;
 };
 

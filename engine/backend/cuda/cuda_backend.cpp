@@ -382,8 +382,9 @@ void CudaBackend::storeKv(const Tensor& k, const Tensor& v, runtime::KvCache& kv
     record(op);
 }
 
-// Up to this many keys a context is walked whole by one block of 8 warps a kv head:
-// 256 keys are two 16-key chunks a warp (KESTREL_CUDA_ATTN_WHOLE=N: up to N keys, 0: never).
+// Up to this many keys a context may be walked whole by one block of 8 warps a kv
+// head, where that measured faster (attention.cu's wholePays): 256 keys are two
+// 16-key chunks a warp (KESTREL_CUDA_ATTN_WHOLE=N: up to N keys, 0: never).
 static int64_t wholeAttentionKeys() {
     static const int64_t keys = [] {
         const char* v = std::getenv("KESTREL_CUDA_ATTN_WHOLE");
