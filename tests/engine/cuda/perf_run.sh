@@ -32,6 +32,11 @@ if [ -z "$NOCHECK" ]; then
     runv $v $CHK --model /tmp/smol.gguf --model /tmp/smol-q8.gguf --model /tmp/wide.gguf --steps 24 > $f 2>&1
     echo "checks $v rc=$?: $(grep -c '^ok' $f) ok; not ok:"; grep -v '^ok' $f | head -12
   done
+  # The whole-context attention wherever it applies (wholePays leaves head size 128 to
+  # steps of many tokens, which the checks' steps are not): its kernels stay checked.
+  f=$OUTDIR/checks-whole-force.txt
+  KESTREL_CUDA_ATTN_WHOLE_FORCE=1 $CHK --model /tmp/smol.gguf --model /tmp/wide.gguf --steps 24 > $f 2>&1
+  echo "checks KESTREL_CUDA_ATTN_WHOLE_FORCE=1 rc=$?: $(grep -c '^ok' $f) ok; not ok:"; grep -v '^ok' $f | head -12
   if [ -n "$MEMCHECK" ]; then
     v=${VARIANTS##* }
     runv $v timeout 300 compute-sanitizer --tool memcheck --leak-check no $CHK --model /tmp/wide.gguf --steps 2 \
