@@ -78,8 +78,7 @@ bool openDraft(Args& args, const Model& target, int32_t contextLength, Draft& ou
     }
     out.model = loadModel(args, false, [&](LoadOptions& o) {
         o.path = *path;
-        // One sequence as long as the model's, not the share of free memory a main model takes.
-        o.kvPoolTokens = int64_t(contextLength) + 256;
+        o.kvPoolTokens = draftKvPoolTokens(contextLength);
     });
     if (!out.model) return false;
     if (Status ok = draftCompatible(target, *out.model); !ok.isOk()) {

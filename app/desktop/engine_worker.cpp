@@ -102,8 +102,7 @@ QString EngineWorker::loadDraft(const ModelLoadRequest& request, const LoadOptio
     options.path = request.draftPath.toStdString();
     options.snapshotDir.clear();
     options.onProgress = [this](float) { return !loadCancelled_.load(); };
-    // One sequence as long as the model's: not the share of free memory a main model takes.
-    options.kvPoolTokens = int64_t(contextLength) + 256;
+    options.kvPoolTokens = draftKvPoolTokens(contextLength);
     auto draft = Model::load(options);
     if (!draft) return tr("The draft model could not be loaded: %1").arg(fromStd(draft.status().message()));
     if (const Status ok = draftCompatible(model, *draft.value()); !ok.isOk())

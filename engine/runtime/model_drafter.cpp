@@ -56,4 +56,9 @@ Status draftCompatible(const Model& target, const Model& draft) {
     return Status::ok();
 }
 
+int64_t draftKvPoolTokens(int32_t contextLength) {
+    constexpr int64_t kGuessRoom = 256;  // the draft holds the history and its guesses past it
+    return int64_t(contextLength) + kGuessRoom;
+}
+
 }  // namespace kestrel

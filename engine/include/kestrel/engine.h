@@ -218,4 +218,9 @@ private:
 // token texts under the same ids (vocabulary sizes may differ by padding).
 Status draftCompatible(const Model& target, const Model& draft);
 
+// The KV pool a draft model needs (LoadOptions::kvPoolTokens): one sequence as
+// long as the target's context (with room for the guesses past it), not the
+// share of free memory a main model takes.
+int64_t draftKvPoolTokens(int32_t contextLength);
+
 }  // namespace kestrel
