@@ -6,7 +6,7 @@
 #   [PROFILE=1] [TRACE=1] [DEPTH=4096] [STREAMS=1,4,16] [NOCHECK=1] [MEMCHECK=1] tests/engine/cuda/perf_run.sh
 # A variant is one environment assignment (or several joined by commas); the
 # default compares programmatic dependent launch off and on. The op checks run
-# under every variant too. TRACE=1 also builds with the in-graph kernel timeline
+# under every distinct variant too. TRACE=1 also builds with the in-graph kernel timeline
 # (kernels/cuda/step_trace.h) into /tmp/ktrace and prints each shape's trace under
 # the last variant (the trace build decodes 2-3 % slower: its tok/s are not compared).
 # MEMCHECK=1 also runs the op checks and two steps of the wide file under
@@ -27,7 +27,7 @@ if [ -z "$NOCHECK" ]; then
   $CLI synth -o /tmp/smol-q8.gguf --shape smollm2-135m --type q8_0 --layers 6 > /dev/null
   # 4096-wide rows: the split GEMVs (gemv_split.cuh) that smollm2's 576 never reaches.
   $CLI synth -o /tmp/wide.gguf --shape llama3-8b --layers 3 --vocab 8000 --type q4_0 > /dev/null
-  for v in $VARIANTS; do
+  for v in $(echo $VARIANTS | tr ' ' '\n' | awk '!seen[$0]++'); do  # each distinct variant once
     f=$OUTDIR/checks-${v//[^A-Za-z0-9_.-]/_}.txt  # names the device tool can bring back
     runv $v $CHK --model /tmp/smol.gguf --model /tmp/smol-q8.gguf --model /tmp/wide.gguf --steps 24 > $f 2>&1
     echo "checks $v rc=$?: $(grep -c '^ok' $f) ok; not ok:"; grep -v '^ok' $f | head -12
