@@ -413,6 +413,83 @@ void checkAttention(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
     }
 }
 
+// One token's attention after a prefill, the product of its output (W_o) and
+// the residual add, as a layer of a model with heads of 64 runs them (smollm2's
+// kind: 9/3 heads): the whole-context attention where the step's key bound is
+// told (up to 256 keys), the split past it, then the warp-per-row GEMV with the
+// residual add in its epilogue, in every device format (Q6_K repacks into Q8_16).
+// tests/engine/cuda/experiments/attn_out_fold_q8_staged.patch folds the three
+// into one kernel (measured slower, docs/PERFORMANCE.md); this is its check.
+void checkAttentionThenOutput(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
+    struct Case {
+        int heads, kvHeads, prefill;
+        GgmlType type;
+    };
+    const Case cases[] = {{9, 3, 40, GgmlType::Q4_0},   {9, 3, 200, GgmlType::Q4_1}, {8, 2, 17, GgmlType::Q8_0},
+                          {8, 1, 100, GgmlType::Q6_K},  {16, 4, 60, GgmlType::Q4_0}, {9, 3, 300, GgmlType::Q4_0}};
+    constexpr int kDim = 64;
+    for (const Case& c : cases) {
+        const int64_t qDim = int64_t(c.heads) * kDim, kvDim = int64_t(c.kvHeads) * kDim, rows = qDim + 40;
+        const int64_t blocks = (c.prefill + 8 + runtime::kDefaultKvBlockTokens - 1) / runtime::kDefaultKvBlockTokens;
+        runtime::KvCacheSpec spec{1, c.kvHeads, kDim, blocks * runtime::kDefaultKvBlockTokens, runtime::KvStorage::F16};
+        auto kc = std::move(p.cpu->createKvCache(spec)).value();
+        auto kg = std::move(p.gpu->createKvCache(spec)).value();
+        std::vector<int32_t> table(static_cast<size_t>(blocks));
+        for (size_t i = 0; i < table.size(); ++i) table[i] = int32_t(i);
+        std::shuffle(table.begin(), table.end(), rng);
+        IPair tb = makeI(p, table, blocks);
+        WPair wo = makeW(p, randomWeight(c.type, rows, qDim, rng, 0.05f));
+        backend::RopeParams rope;
+        rope.dims = kDim;
+        rope.base = 10000.0f;
+        backend::AttentionParams ap{c.heads, c.kvHeads, kDim, 1.0f / std::sqrt(float(kDim)), 0, 0.0f};
+        const std::string tag = std::to_string(c.heads) + "/" + std::to_string(c.kvHeads) + " heads, W_o " +
+                                std::string(ggmlTypeName(c.type)) + " " + std::to_string(rows) + " x " + std::to_string(qDim);
+        auto rv = randomVec(size_t(rows), rng);
+        TPair res = makeT(p, 1, rows, &rv);
+        int64_t pos = 0;
+        for (int step = 0; step < 3; ++step) {
+            const int64_t n = step == 0 ? c.prefill : 1;
+            const bool decode = step > 0;
+            p.gpu->setDecodeRows(decode ? 1 : 0, decode ? 1 : 0);
+            const bool told = decode && p.gpu->setKeyBound(pos + 1) != 0;
+            std::vector<int32_t> positions, seqs(static_cast<size_t>(n), 0);
+            for (int64_t i = 0; i < n; ++i) positions.push_back(int32_t(pos + i));
+            IPair ps = makeI(p, positions, n), rs = makeI(p, seqs, n);
+            auto qv = randomVec(size_t(n * qDim), rng), kv = randomVec(size_t(n * kvDim), rng),
+                 vv = randomVec(size_t(n * kvDim), rng);
+            TPair q = makeT(p, n, qDim, &qv), k = makeT(p, n, kvDim, &kv), v = makeT(p, n, kvDim, &vv);
+            TPair o = makeT(p, n, qDim, nullptr), y = makeT(p, n, rows, nullptr);
+            poison(p, o);
+            poison(p, y);
+            for (Backend* b : {p.cpu.get(), p.gpu.get()}) {
+                const bool gpu = b == p.gpu.get();
+                auto pick = [&](TPair& t) -> Tensor& { return gpu ? *t.g : *t.c; };
+                auto& ids = gpu ? *ps.g : *ps.c;
+                const backend::KvBatch batch{&ids, gpu ? rs.g.get() : rs.c.get(), gpu ? tb.g.get() : tb.c.get(),
+                                             int32_t(blocks)};
+                b->rope(pick(q), kDim, ids, rope);
+                b->rope(pick(k), kDim, ids, rope);
+                b->storeKv(pick(k), pick(v), gpu ? *kg : *kc, 0, batch);
+                b->attention(pick(q), gpu ? *kg : *kc, 0, batch, ap, pick(o));
+                if (decode) {
+                    b->matmul(gpu ? *wo.g : *wo.c, pick(o), pick(y));
+                    b->add(pick(res), pick(y), pick(res));
+                }
+            }
+            const std::string at = " (" + tag + (told ? ", short context told" : "") + ") at " + std::to_string(pos);
+            out.push_back(compare(p, o, "attention then W_o: attention" + at, 1e-3));
+            if (decode) {
+                out.push_back(compare(p, y, "attention then W_o: product" + at, 2e-2));
+                out.push_back(compare(p, res, "attention then W_o: residual sum" + at, 2e-2));
+            }
+            p.gpu->setDecodeRows(0, 0);
+            p.gpu->setKeyBound(0);
+            pos += n;
+        }
+    }
+}
+
 // The GPU's top-k selection (sampling from a batch's logits) against the host's:
 // the same ids in the same order, ties to the lower id. Values on a coarse grid
 // make ties common, also at the k-th place.
@@ -467,6 +544,10 @@ std::vector<CheckResult> runOpChecks(unsigned seed) {
     checkFusedFfn(p, rng, out, 1, 4608);  // 144 blocks: two warps per row, the second with a partial share
     for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_K, GgmlType::Q8_0, GgmlType::Q6_K}) checkDecodeFfn(p, rng, out, t, 4096, 4352);
     for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0}) checkDecodeFfn(p, rng, out, t, 768, 1536);
+    // Narrow rows in the other device formats (Q4_K repacks into Q4_1, Q6_K into Q8_16; K-quants
+    // need rows of a multiple of 256): the warp-per-row products with the norm and residual folded in.
+    checkDecodeFfn(p, rng, out, GgmlType::Q4_1, 576, 1536);
+    for (GgmlType t : {GgmlType::Q4_K, GgmlType::Q6_K}) checkDecodeFfn(p, rng, out, t, 768, 1536);
     // GLU tiles: 8-block stages (4096 % 256 == 0) with split columns; 4-block stages (384); one stage
     // (256: no split; Q4_K repacked to Q4_1); Q8_0's and Q6_K's 4-block tiles with split columns;
     // 16 and 9 tokens (a partial token tile).
@@ -488,6 +569,7 @@ std::vector<CheckResult> runOpChecks(unsigned seed) {
         for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q4_K}) checkDecodeFfn(p, rng, out, t, 4096, 1024, tokens);
     checkElementwise(p, rng, out);
     checkAttention(p, rng, out);
+    checkAttentionThenOutput(p, rng, out);
     checkTopK(p, rng, out);
     return out;
 }
