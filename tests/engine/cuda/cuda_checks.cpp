@@ -308,6 +308,22 @@ void checkElementwise(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out)
     }
 }
 
+// A one-layer KV cache of `blocks` blocks on each backend and a block table
+// holding every block once in shuffled order, so that attention reads through
+// the paged indirection (a sequence's positions are not in block order).
+struct PagedKv {
+    std::unique_ptr<runtime::KvCache> c, g;
+    IPair table;
+};
+PagedKv makePagedKv(Pair& p, std::mt19937& rng, int kvHeads, int headDim, int64_t blocks, runtime::KvStorage storage) {
+    runtime::KvCacheSpec spec{1, kvHeads, headDim, blocks * runtime::kDefaultKvBlockTokens, storage};
+    std::vector<int32_t> order(static_cast<size_t>(blocks));
+    for (size_t i = 0; i < order.size(); ++i) order[i] = int32_t(i);
+    std::shuffle(order.begin(), order.end(), rng);
+    return PagedKv{std::move(p.cpu->createKvCache(spec)).value(), std::move(p.gpu->createKvCache(spec)).value(),
+                   makeI(p, order, blocks)};
+}
+
 // RoPE (both pair layouts), the KV write and attention, prefill then decode.
 void checkAttention(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
     struct Case {
@@ -338,13 +354,10 @@ void checkAttention(Pair& p, std::mt19937& rng, std::vector<CheckResult>& out) {
         // Two sequences share the cache; their blocks are shuffled and dealt
         // out, so the paged indirection is what both backends read.
         const int64_t blocksPerSeq = (c.prefill + 8 + runtime::kDefaultKvBlockTokens - 1) / runtime::kDefaultKvBlockTokens;
-        runtime::KvCacheSpec spec{1, c.kvHeads, c.headDim, 2 * blocksPerSeq * runtime::kDefaultKvBlockTokens, c.storage};
-        auto kc = std::move(p.cpu->createKvCache(spec)).value();
-        auto kg = std::move(p.gpu->createKvCache(spec)).value();
-        std::vector<int32_t> tables(static_cast<size_t>(2 * blocksPerSeq));
-        for (size_t i = 0; i < tables.size(); ++i) tables[i] = int32_t(i);
-        std::shuffle(tables.begin(), tables.end(), rng);
-        IPair tb = makeI(p, tables, int64_t(tables.size()));
+        PagedKv kvp = makePagedKv(p, rng, c.kvHeads, c.headDim, 2 * blocksPerSeq, c.storage);
+        auto& kc = kvp.c;
+        auto& kg = kvp.g;
+        IPair& tb = kvp.table;
         backend::RopeParams rope;
         rope.dims = c.headDim == 80 ? 64 : c.headDim;  // partial rotation on one case
         rope.base = 10000.0f;
@@ -431,13 +444,10 @@ void checkAttentionThenOutput(Pair& p, std::mt19937& rng, std::vector<CheckResul
     for (const Case& c : cases) {
         const int64_t qDim = int64_t(c.heads) * kDim, kvDim = int64_t(c.kvHeads) * kDim, rows = qDim + 40;
         const int64_t blocks = (c.prefill + 8 + runtime::kDefaultKvBlockTokens - 1) / runtime::kDefaultKvBlockTokens;
-        runtime::KvCacheSpec spec{1, c.kvHeads, kDim, blocks * runtime::kDefaultKvBlockTokens, runtime::KvStorage::F16};
-        auto kc = std::move(p.cpu->createKvCache(spec)).value();
-        auto kg = std::move(p.gpu->createKvCache(spec)).value();
-        std::vector<int32_t> table(static_cast<size_t>(blocks));
-        for (size_t i = 0; i < table.size(); ++i) table[i] = int32_t(i);
-        std::shuffle(table.begin(), table.end(), rng);
-        IPair tb = makeI(p, table, blocks);
+        PagedKv kvp = makePagedKv(p, rng, c.kvHeads, kDim, blocks, runtime::KvStorage::F16);
+        auto& kc = kvp.c;
+        auto& kg = kvp.g;
+        IPair& tb = kvp.table;
         WPair wo = makeW(p, randomWeight(c.type, rows, qDim, rng, 0.05f));
         backend::RopeParams rope;
         rope.dims = kDim;
