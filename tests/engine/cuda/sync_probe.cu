@@ -180,7 +180,7 @@ __global__ void __launch_bounds__(256) stageKernel(const float* __restrict__ x, 
     float dot = 0.0f;
     if constexpr (S == 0) {
         __shared__ float part[8];
-        __shared__ int q8[256];
+        __shared__ __align__(16) int q8[256];
         __shared__ float2 meta[32];
         const int c = threadIdx.x;
         float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f), g = v;
