@@ -95,9 +95,9 @@ __global__ void __launch_bounds__(256) chainKernel(const float* __restrict__ in,
     if constexpr (M == FlagW) asm volatile("griddepcontrol.wait;" ::: "memory");
 }
 
-template <int M, int W>
-void launchOne(cudaStream_t s, int G, const float* in, float* out, int n, float step, const unsigned* prev,
-               unsigned* mine) {
+// kernel<<<G, 256>>> on s, as a programmatic dependent launch when pdl is set.
+template <typename... KArgs, typename... Args>
+void launchChained(void (*kernel)(KArgs...), int G, cudaStream_t s, bool pdl, Args... args) {
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = dim3(G);
     cfg.blockDim = dim3(256);
@@ -106,8 +106,14 @@ void launchOne(cudaStream_t s, int G, const float* in, float* out, int n, float 
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = attr;
-    cfg.numAttrs = M == Plain ? 0 : 1;
-    CK(cudaLaunchKernelEx(&cfg, chainKernel<M, W>, in, out, n, step, prev, mine, static_cast<unsigned>(G)));
+    cfg.numAttrs = pdl ? 1 : 0;
+    CK(cudaLaunchKernelEx(&cfg, kernel, args...));
+}
+
+template <int M, int W>
+void launchOne(cudaStream_t s, int G, const float* in, float* out, int n, float step, const unsigned* prev,
+               unsigned* mine) {
+    launchChained(chainKernel<M, W>, G, s, M != Plain, in, out, n, step, prev, mine, static_cast<unsigned>(G));
 }
 
 // Captures fn(stream, k) for k < N as one graph, replays it once to warm up and
@@ -254,17 +260,8 @@ __global__ void __launch_bounds__(256) stageKernel(const float* __restrict__ x, 
 template <int S>
 double timeStage(int G, int N, int R, int n, float* a, float* b, const float* gamma) {
     return timeGraph(N, R, [&](cudaStream_t s, int k) {
-        cudaLaunchConfig_t cfg{};
-        cfg.gridDim = dim3(G);
-        cfg.blockDim = dim3(256);
-        cfg.stream = s;
-        cudaLaunchAttribute attr[1];
-        attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-        attr[0].val.programmaticStreamSerializationAllowed = 1;
-        cfg.attrs = attr;
-        cfg.numAttrs = 1;
-        CK(cudaLaunchKernelEx(&cfg, stageKernel<S>, static_cast<const float*>(k % 2 == 0 ? a : b), gamma,
-                              k % 2 == 0 ? b : a, n));
+        launchChained(stageKernel<S>, G, s, true, static_cast<const float*>(k % 2 == 0 ? a : b), gamma,
+                      k % 2 == 0 ? b : a, n);
     });
 }
 
